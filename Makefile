@@ -1,0 +1,45 @@
+# Every target runs inside .venv, created on first use from pyproject.toml (nothing else needs installing).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: serve test lint typecheck unit contract integration bench layer-reqs build clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/notewell serve
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest tests/unit
+
+contract: $(STAMP)
+	$(BIN)/python -m pytest tests/contract
+
+integration: $(STAMP)
+	$(BIN)/python -m pytest tests/integration
+
+bench: $(STAMP)
+	$(BIN)/python -m tests.bench.run
+
+layer-reqs: $(STAMP)
+	$(BIN)/python -m tests.bench.layer_reqs > layers/core/requirements.txt
+
+clean:
+	rm -rf $(VENV) .aws-sam .mypy_cache .ruff_cache

@@ -1,0 +1,70 @@
+"""Composition root: the only module that picks adapters. Everything else is handed what it needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from notewell.config import ConfigError, Settings
+from notewell.services.access import Deps
+from notewell.services.auth import AuthService
+from notewell.services.notes import NoteService
+from notewell.services.projects import ProjectService
+from notewell.services.search import SearchService
+
+if TYPE_CHECKING:
+    from notewell.ports import Clock, IdSource, SearchIndex, Store
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    deps: Deps
+    notes: NoteService
+    projects: ProjectService
+    search: SearchService
+    auth: AuthService
+
+
+def bootstrap(
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    search: SearchIndex | None = None,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+) -> Services:
+    from notewell.adapters.system import SystemClock, UlidIdSource
+
+    if store is None:
+        store, search = _store_for(settings)
+    elif search is None:
+        search = _fulltext_for(store)
+    deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
+    return Services(
+        deps=deps,
+        notes=NoteService(deps),
+        projects=ProjectService(deps),
+        search=SearchService(deps, search),
+        auth=AuthService(deps),
+    )
+
+
+def _store_for(settings: Settings) -> tuple[Store, SearchIndex | None]:
+    if settings.backend == "dynamodb":
+        from notewell.adapters.dynamodb import DynamoDBStore, make_client
+
+        if not settings.table_name:
+            raise ConfigError("NOTEWELL_TABLE is missing; set it to the DynamoDB table name of the stack.")
+        client = make_client(region=settings.aws_region, endpoint_url=settings.dynamodb_endpoint)
+        return DynamoDBStore(client, settings.table_name), None
+    from notewell.adapters.sqlite import SqliteStore
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = SqliteStore(settings.data_dir / "notewell.db")
+    return store, _fulltext_for(store)
+
+
+def _fulltext_for(store: Store) -> SearchIndex | None:
+    from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore
+
+    return SqliteFullTextIndex(store) if isinstance(store, SqliteStore) else None

@@ -1,0 +1,166 @@
+"""Domain values: workspaces, projects, notes, revisions, API keys, principals. Pure data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class NoteType(StrEnum):
+    DECISION = "decision"
+    CONSTRAINT = "constraint"
+    ARCHITECTURE = "architecture"
+    FACT = "fact"
+    INCIDENT = "incident"
+    FAILED_APPROACH = "failed_approach"
+    PROCEDURE = "procedure"
+    STATUS = "status"
+    TASK = "task"
+    HANDOFF = "handoff"
+    PREFERENCE = "preference"
+    REFERENCE = "reference"
+    NOTE = "note"
+
+
+class NoteStatus(StrEnum):
+    CURRENT = "current"
+    SUPERSEDED = "superseded"
+    HISTORICAL = "historical"
+    DISPUTED = "disputed"
+    PENDING = "pending"
+
+
+class Plan(StrEnum):
+    FREE = "free"
+    TEAM = "team"
+    ENTERPRISE = "enterprise"
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    id: str
+    name: str
+    created_at: str
+    plan: Plan = Plan.FREE
+    revision_cap: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    id: str
+    workspace_id: str
+    slug: str
+    created_at: str
+    updated_at: str
+    summary: str = ""
+    instructions: str = ""
+    default_max_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    target: str
+    relation: str = "related"
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    id: str
+    workspace_id: str
+    project_id: str
+    title: str
+    body: str
+    version: int
+    created_at: str
+    updated_at: str
+    author: str
+    write_id: str
+    type: NoteType = NoteType.NOTE
+    status: NoteStatus = NoteStatus.CURRENT
+    tags: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()
+    importance: int = 3
+    canonical: bool = False
+    supersedes: tuple[str, ...] = ()
+    superseded_by: tuple[str, ...] = ()
+    deleted_at: str | None = None
+
+    @property
+    def body_size(self) -> int:
+        return len(self.body)
+
+    @property
+    def is_deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class NoteWrite:
+    """One note's part of an atomic commit.
+
+    `expected_version` is None for an insert (the id must be new); otherwise the stored note must still be
+    at that version. `previous`, when given, is kept as a revision.
+    """
+
+    note: Note
+    expected_version: int | None
+    previous: Note | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRecord:
+    """The first outcome of a call made with an idempotency key; replays return `result`."""
+
+    workspace_id: str
+    key: str
+    request_hash: str
+    result: dict[str, str | int]
+    recorded_at: str
+    expires_at: str  # a record whose expiry is at or before a new call's `recorded_at` counts as absent
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    id: str
+    workspace_id: str
+    name: str
+    secret_hash: str
+    created_at: str
+    project_id: str | None = None
+    read_only: bool = False
+    revoked_at: str | None = None
+    hint: str = ""  # last characters of the secret, so a person can tell keys apart
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the workspace is always taken from here, never from arguments."""
+
+    workspace_id: str
+    actor: str
+    project_id: str | None = None
+    read_only: bool = False
+    scopes: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    note: Note
+    score: float
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    types: frozenset[NoteType] = frozenset()
+    statuses: frozenset[NoteStatus] = frozenset()
+    tags: frozenset[str] = frozenset()
+
+    def admits(self, note: Note) -> bool:
+        if note.is_deleted:
+            return False
+        if self.types and note.type not in self.types:
+            return False
+        if self.statuses and note.status not in self.statuses:
+            return False
+        return not (self.tags and not self.tags.intersection(note.tags))

@@ -1,0 +1,80 @@
+"""In-process ranking for stores without a full-text index: Okapi BM25 and a casefolded substring match."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from notewell.domain.model import Note, SearchHit
+from notewell.domain.rules import excerpt
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+_WORD = re.compile(r"\w+")
+K1 = 1.2  # Lucene defaults
+B = 0.75
+SNIPPET_CHARS = 200
+
+
+def tokens(text: str) -> list[str]:
+    return [word.casefold() for word in _WORD.findall(text)]
+
+
+def _document(note: Note) -> list[str]:
+    # The title counts twice: a title hit says more about a note than a body hit.
+    return tokens(note.title) * 2 + tokens(" ".join(note.tags)) + tokens(note.body)
+
+
+def snippet_around(body: str, terms: Sequence[str], limit: int = SNIPPET_CHARS) -> str:
+    lowered = body.casefold()
+    positions = [at for term in terms if (at := lowered.find(term)) >= 0]
+    if not positions:
+        return excerpt(body, limit)
+    start = max(0, min(positions) - limit // 4)
+    text = excerpt(body[start:], limit)
+    return ("…" + text) if start > 0 else text
+
+
+def bm25(notes: Sequence[Note], query: str, limit: int) -> list[SearchHit]:
+    """Rank `notes` against `query`; notes sharing no term with the query are left out."""
+    terms = list(dict.fromkeys(tokens(query)))
+    if not terms or not notes:
+        return []
+    documents = [Counter(_document(note)) for note in notes]
+    lengths = [sum(doc.values()) for doc in documents]
+    average = (sum(lengths) / len(lengths)) or 1.0
+    count = len(notes)
+    frequency = {term: sum(1 for doc in documents if term in doc) for term in terms}
+    scored: list[tuple[float, int]] = []
+    for index, doc in enumerate(documents):
+        score = 0.0
+        for term in terms:
+            tf = doc.get(term, 0)
+            if not tf:
+                continue
+            df = frequency[term]
+            idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+            score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[index] / average))
+        if score > 0:
+            scored.append((score, index))
+    scored.sort(key=lambda item: (-item[0], notes[item[1]].id))
+    return [
+        SearchHit(notes[index], round(score, 4), snippet_around(notes[index].body, terms))
+        for score, index in scored[:limit]
+    ]
+
+
+def substring(notes: Sequence[Note], query: str, limit: int) -> list[SearchHit]:
+    """Last-resort match: the whole query, casefolded, inside title, tags or body; newest first."""
+    needle = query.casefold().strip()
+    hits: list[SearchHit] = []
+    for note in notes:
+        haystack = f"{note.title}\n{' '.join(note.tags)}\n{note.body}".casefold()
+        if needle and needle in haystack:
+            hits.append(SearchHit(note, 1.0, snippet_around(note.body, [needle])))
+            if len(hits) >= limit:
+                break
+    return hits

@@ -1,0 +1,160 @@
+"""Validation rules, limits and text helpers shared by every store and entrypoint."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from notewell.domain.errors import InvalidArgumentError, TooLargeError
+from notewell.domain.model import Link
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+# One body limit for both stores. DynamoDB items cap at 400 KB of UTF-8 (attribute names included), so the
+# byte cap keeps room for title, tags and links even when every character takes four bytes.
+MAX_BODY_CHARS = 100_000
+MAX_BODY_BYTES = 256 * 1024
+MAX_TITLE_CHARS = 200
+MAX_TAGS = 20
+MAX_TAG_CHARS = 64
+MAX_LINKS = 50
+MAX_SUPERSEDES = 20  # a DynamoDB transaction holds at most 100 actions; each supersession takes two
+MAX_GET_NOTES = 50
+MAX_PROJECT_TEXT = 4_000
+DEFAULT_EXCERPT_CHARS = 160
+
+_SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$")
+_TAG = re.compile(r"^[\w][\w.:/+-]*$")
+_NOTE_ID = re.compile(r"^n_[0-9A-HJKMNP-TV-Z]{26}$")
+_WS = re.compile(r"\s+")
+
+
+def slugify(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:64] or "project"
+
+
+def check_project_slug(project: str) -> str:
+    if not isinstance(project, str) or not _SLUG.match(project):
+        raise InvalidArgumentError(
+            f"Project {project!r} is not a valid slug; use lowercase letters, digits, '-', '_' or '.', "
+            f"e.g. {slugify(str(project))!r}."
+        )
+    return project
+
+
+def check_note_id(note_id: str) -> str:
+    if not _NOTE_ID.match(note_id):
+        raise InvalidArgumentError(
+            f"{note_id!r} is not a note id; ids look like 'n_01JD…' (26 characters after 'n_'), "
+            "as returned by search_notes or get_context."
+        )
+    return note_id
+
+
+def check_title(title: str) -> str:
+    cleaned = _WS.sub(" ", title).strip()
+    if not cleaned:
+        raise InvalidArgumentError("Title is empty; give the note a short, specific title.")
+    if len(cleaned) > MAX_TITLE_CHARS:
+        raise InvalidArgumentError(
+            f"Title has {len(cleaned)} characters; keep it under {MAX_TITLE_CHARS} and put details in the body."
+        )
+    return cleaned
+
+
+def check_body(body: str) -> str:
+    chars = len(body)
+    size = len(body.encode("utf-8"))
+    if chars > MAX_BODY_CHARS or size > MAX_BODY_BYTES:
+        raise TooLargeError(
+            f"Note body has {chars:,} characters ({size:,} bytes); the limit is {MAX_BODY_CHARS:,} characters "
+            f"and {MAX_BODY_BYTES // 1024} KiB. Split it into several notes and link them."
+        )
+    return body
+
+
+def check_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for raw in tags:
+        tag = raw.strip().lower()
+        if not tag or len(tag) > MAX_TAG_CHARS or not _TAG.match(tag):
+            raise InvalidArgumentError(
+                f"Tag {raw!r} is not valid; tags are single words such as 'auth' or 'api:v2' "
+                f"(at most {MAX_TAG_CHARS} characters)."
+            )
+        seen[tag] = None
+    if len(seen) > MAX_TAGS:
+        raise InvalidArgumentError(f"A note takes at most {MAX_TAGS} tags; keep the most useful ones.")
+    return tuple(seen)
+
+
+def check_links(links: Sequence[Link], *, own_id: str | None = None) -> tuple[Link, ...]:
+    if len(links) > MAX_LINKS:
+        raise InvalidArgumentError(f"A note takes at most {MAX_LINKS} links; link to a summary note instead.")
+    out: dict[tuple[str, str], Link] = {}
+    for link in links:
+        check_note_id(link.target)
+        if link.target == own_id:
+            raise InvalidArgumentError("A note cannot link to itself; remove that link.")
+        relation = link.relation.strip().lower() or "related"
+        if len(relation) > MAX_TAG_CHARS:
+            raise InvalidArgumentError(f"Link relation {link.relation!r} is too long; use a short verb phrase.")
+        out[(link.target, relation)] = Link(link.target, relation)
+    return tuple(out.values())
+
+
+def check_importance(importance: int) -> int:
+    if not 1 <= importance <= 5:
+        raise InvalidArgumentError(f"Importance {importance} is out of range; use 1 (minor) to 5 (critical).")
+    return importance
+
+
+def check_project_text(label: str, text: str) -> str:
+    if len(text) > MAX_PROJECT_TEXT:
+        raise InvalidArgumentError(
+            f"Project {label} has {len(text):,} characters; keep it under {MAX_PROJECT_TEXT:,} "
+            "and move details into notes."
+        )
+    return text
+
+
+def excerpt(text: str, limit: int = DEFAULT_EXCERPT_CHARS) -> str:
+    """The first `limit` characters of `text` on one line, cut at a word boundary, '…' when shortened."""
+    flat = _WS.sub(" ", text).strip()
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
+def estimate_tokens(text: str) -> int:
+    """Token estimate used everywhere in the product: about four characters per token, rounded up."""
+    return (len(text) + 3) // 4
+
+
+# Timestamps are fixed-width UTC with milliseconds, so string order is time order.
+def format_ts(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_ts(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidArgumentError(f"{text!r} is not an ISO-8601 timestamp; use e.g. '2026-03-01T12:00:00Z'.") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment
+
+
+def next_updated_at(now: datetime, previous: str) -> str:
+    """Edits move `updatedAt` strictly forward, even when two land in the same millisecond."""
+    floor = parse_ts(previous) + timedelta(milliseconds=1)
+    return format_ts(max(now, floor))

@@ -1,0 +1,149 @@
+"""Ports: what the services need from the outside world. Adapters implement them, one per technology.
+
+Every store method takes the workspace explicitly: tenancy is part of each signature, never ambient.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from notewell.domain.model import (
+        ApiKey,
+        IdempotencyRecord,
+        Note,
+        NoteWrite,
+        Project,
+        SearchFilters,
+        SearchHit,
+        Workspace,
+    )
+
+
+class IdempotencyKeyTakenError(Exception):
+    """A commit carried an idempotency key that is already recorded; `record` is the stored one."""
+
+    def __init__(self, record: IdempotencyRecord) -> None:
+        super().__init__(f"idempotency key {record.key!r} already used")
+        self.record = record
+
+
+class SearchUnavailableError(Exception):
+    """The search backend failed; callers fall back to a simpler mode."""
+
+
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Current time, timezone-aware UTC."""
+        ...
+
+
+class IdSource(Protocol):
+    def note_id(self) -> str:
+        """A new note id: 'n_' + 26 Crockford base32 characters, sortable by creation time."""
+        ...
+
+    def new_id(self, prefix: str) -> str:
+        """A new opaque id for other records, e.g. 'ws_…', 'prj_…', 'key_…'."""
+        ...
+
+    def secret(self) -> str:
+        """A new high-entropy secret (URL-safe text)."""
+        ...
+
+
+class WorkspaceStore(Protocol):
+    def create_workspace(self, workspace: Workspace) -> None: ...
+
+    def get_workspace(self, workspace_id: str) -> Workspace | None: ...
+
+    def list_workspaces(self) -> list[Workspace]: ...
+
+
+class ProjectStore(Protocol):
+    def get_project(self, workspace_id: str, slug: str) -> Project | None: ...
+
+    def get_project_by_id(self, workspace_id: str, project_id: str) -> Project | None: ...
+
+    def create_project(self, project: Project) -> Project:
+        """Insert `project` unless its slug is taken in the workspace; return whichever project holds the slug."""
+        ...
+
+    def save_project(self, project: Project) -> None:
+        """Overwrite the project's editable fields (summary, instructions, default_max_tokens, updated_at)."""
+        ...
+
+    def list_projects(self, workspace_id: str) -> list[Project]: ...
+
+
+class NoteStore(Protocol):
+    def get_note(self, workspace_id: str, note_id: str) -> Note | None:
+        """Strongly consistent read of the note's current state (deleted notes included)."""
+        ...
+
+    def get_notes(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, Note]:
+        """The notes found among `note_ids`, by id; unknown ids are simply absent."""
+        ...
+
+    def commit(
+        self,
+        workspace_id: str,
+        writes: Sequence[NoteWrite],
+        *,
+        revision_cap: int,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> None:
+        """Apply every write, keep each `previous` as a revision (at most `revision_cap` per note, oldest
+        pruned) and record `idempotency`, all or nothing.
+
+        Raises:
+            VersionConflictError: a note is not at its `expected_version` (or an inserted id exists).
+            IdempotencyKeyTakenError: the idempotency key is already recorded (nothing written).
+            TooLargeError: the write exceeds a storage limit.
+        """
+        ...
+
+    def list_revisions(
+        self, workspace_id: str, note_id: str, *, limit: int, before_version: int | None = None
+    ) -> list[Note]:
+        """Stored previous states of a note, newest first, with versions below `before_version`."""
+        ...
+
+    def get_revision(self, workspace_id: str, note_id: str, version: int) -> Note | None: ...
+
+    def get_idempotency(self, workspace_id: str, key: str) -> IdempotencyRecord | None: ...
+
+    def project_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
+        """Up to `limit` notes of a project (deleted included), most recently updated first."""
+        ...
+
+
+class SearchIndex(Protocol):
+    def search(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[SearchHit]:
+        """Ranked full-text matches, best first.
+
+        Raises:
+            SearchUnavailableError: the index cannot answer; the caller falls back.
+        """
+        ...
+
+
+class KeyStore(Protocol):
+    def put_key(self, key: ApiKey) -> None: ...
+
+    def find_key(self, secret_hash: str) -> ApiKey | None: ...
+
+    def list_keys(self, workspace_id: str) -> list[ApiKey]: ...
+
+    def revoke_key(self, workspace_id: str, key_id: str, revoked_at: str) -> ApiKey | None:
+        """Mark the key revoked (idempotent); None when the workspace has no such key."""
+        ...
+
+
+class Store(WorkspaceStore, ProjectStore, NoteStore, KeyStore, Protocol):
+    """Everything one storage technology provides."""

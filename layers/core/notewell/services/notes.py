@@ -1,0 +1,463 @@
+"""Note use cases: create, read, edit, patch, delete, restore, history.
+
+Every edit is a conditional commit on the version that was read, so no path reads and then writes blindly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from notewell.domain import rules
+from notewell.domain.errors import (
+    IdempotencyKeyReusedError,
+    InvalidArgumentError,
+    NotFoundError,
+    PatchTargetMissingError,
+    VersionConflictError,
+)
+from notewell.domain.model import (
+    IdempotencyRecord,
+    Link,
+    Note,
+    NoteStatus,
+    NoteType,
+    NoteWrite,
+    Principal,
+    Project,
+)
+from notewell.ports import IdempotencyKeyTakenError
+from notewell.services.access import Deps, may_see, require_write, visible_note, writable_project
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+IDEMPOTENCY_TTL = timedelta(hours=24)
+# Without expectedVersion, an edit that loses a race is re-read and re-applied (last write wins); the budget
+# covers a burst of concurrent writers on one note, each round of which has at least one winner.
+UNCONDITIONED_RETRIES = 25
+
+
+class PatchMode(StrEnum):
+    APPEND = "append"
+    PREPEND = "prepend"
+    REPLACE = "replace"
+
+
+@dataclass(frozen=True, slots=True)
+class NoteView:
+    """A note with its project's slug, as readers see it."""
+
+    note: Note
+    project: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoteBatch:
+    found: list[NoteView]
+    missing: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionPage:
+    note: Note
+    revisions: list[Note]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NoteChanges:
+    """Fields an update may change; None means 'leave as is'."""
+
+    title: str | None = None
+    body: str | None = None
+    type: NoteType | None = None
+    status: NoteStatus | None = None
+    tags: Sequence[str] | None = None
+    links: Sequence[Link] | None = None
+    importance: int | None = None
+    canonical: bool | None = None
+
+
+def _request_hash(operation: str, payload: dict[str, object]) -> str:
+    canonical = json.dumps({"op": operation, **payload}, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _check_client_status(status: NoteStatus) -> NoteStatus:
+    if status is NoteStatus.SUPERSEDED:
+        raise InvalidArgumentError(
+            "A note becomes 'superseded' only through its replacement: create the new note with "
+            "supersedes: [id] instead of setting the status."
+        )
+    return status
+
+
+class NoteService:
+    def __init__(self, deps: Deps) -> None:
+        self._deps = deps
+
+    # ----- reads -------------------------------------------------------------------------------------------
+
+    def get(self, principal: Principal, note_id: str) -> NoteView:
+        note = visible_note(self._deps, principal, note_id)
+        return NoteView(note, self._slug(principal, note.project_id))
+
+    def get_many(self, principal: Principal, note_ids: Sequence[str]) -> NoteBatch:
+        if not note_ids:
+            raise InvalidArgumentError("Pass at least one note id in ids.")
+        if len(note_ids) > rules.MAX_GET_NOTES:
+            raise InvalidArgumentError(
+                f"get_notes takes at most {rules.MAX_GET_NOTES} ids ({len(note_ids)} given); split the call."
+            )
+        unique = list(dict.fromkeys(note_ids))
+        for note_id in unique:
+            rules.check_note_id(note_id)
+        found = self._deps.store.get_notes(principal.workspace_id, unique)
+        views: list[NoteView] = []
+        missing: list[str] = []
+        slugs: dict[str, str] = {}
+        for note_id in unique:
+            note = found.get(note_id)
+            if note is None or note.is_deleted or not may_see(principal, note):
+                missing.append(note_id)
+                continue
+            if note.project_id not in slugs:
+                slugs[note.project_id] = self._slug(principal, note.project_id)
+            views.append(NoteView(note, slugs[note.project_id]))
+        return NoteBatch(views, missing)
+
+    def revisions(
+        self, principal: Principal, note_id: str, *, limit: int = 20, cursor: str | None = None
+    ) -> RevisionPage:
+        note = visible_note(self._deps, principal, note_id, allow_deleted=True)
+        if not 1 <= limit <= 100:
+            raise InvalidArgumentError(f"limit {limit} is out of range; use 1 to 100.")
+        before = note.version
+        if cursor is not None:
+            if not cursor.isdigit() or not 1 <= int(cursor) <= note.version:
+                raise InvalidArgumentError(
+                    "cursor is not one this tool returned; pass nextCursor from the previous page, or omit it."
+                )
+            before = int(cursor)
+        page = self._deps.store.list_revisions(principal.workspace_id, note_id, limit=limit + 1, before_version=before)
+        more = len(page) > limit
+        page = page[:limit]
+        return RevisionPage(note, page, str(page[-1].version) if more and page else None)
+
+    def revision(self, principal: Principal, note_id: str, version: int) -> Note:
+        note = visible_note(self._deps, principal, note_id, allow_deleted=True)
+        if version == note.version:
+            return note
+        if not 1 <= version < note.version:
+            raise NotFoundError(f"Note {note_id} has versions 1 to {note.version}; ask for one in that range.")
+        found = self._deps.store.get_revision(principal.workspace_id, note_id, version)
+        if found is None:
+            raise NotFoundError(
+                f"Version {version} of note {note_id} is no longer kept (old revisions are pruned); "
+                "list_note_revisions shows the versions that remain."
+            )
+        return found
+
+    # ----- writes ------------------------------------------------------------------------------------------
+
+    def create(
+        self,
+        principal: Principal,
+        project: str,
+        *,
+        title: str,
+        body: str,
+        type: NoteType = NoteType.NOTE,  # noqa: A002 - the contract's field name
+        status: NoteStatus = NoteStatus.CURRENT,
+        tags: Sequence[str] = (),
+        links: Sequence[Link] = (),
+        importance: int = 3,
+        canonical: bool = False,
+        supersedes: Sequence[str] = (),
+        idempotency_key: str | None = None,
+    ) -> NoteView:
+        require_write(principal)
+        clean_title = rules.check_title(title)
+        rules.check_body(body)
+        clean_tags = rules.check_tags(tags)
+        rules.check_importance(importance)
+        _check_client_status(status)
+        note_id = self._deps.ids.note_id()
+        clean_links = rules.check_links(links, own_id=note_id)
+        superseded_ids = list(dict.fromkeys(supersedes))
+        if len(superseded_ids) > rules.MAX_SUPERSEDES:
+            raise InvalidArgumentError(
+                f"A note can supersede at most {rules.MAX_SUPERSEDES} notes at once; split the change."
+            )
+        for old_id in superseded_ids:
+            rules.check_note_id(old_id)
+
+        request_hash = None
+        if idempotency_key is not None:
+            request_hash = _request_hash(
+                "create_note",
+                {
+                    "project": project,
+                    "title": clean_title,
+                    "body": body,
+                    "type": type,
+                    "status": status,
+                    "tags": clean_tags,
+                    "links": [(x.target, x.relation) for x in clean_links],
+                    "importance": importance,
+                    "canonical": canonical,
+                    "supersedes": superseded_ids,
+                },
+            )
+            replayed = self._replay(principal, idempotency_key, request_hash)
+            if replayed is not None:
+                return replayed
+
+        target = writable_project(self._deps, principal, project)
+        now_dt = self._deps.clock.now()
+        now = rules.format_ts(now_dt)
+        write_id = idempotency_key or self._deps.ids.new_id("w")
+        note = Note(
+            id=note_id,
+            workspace_id=principal.workspace_id,
+            project_id=target.id,
+            title=clean_title,
+            body=body,
+            version=1,
+            created_at=now,
+            updated_at=now,
+            author=principal.actor,
+            write_id=write_id,
+            type=type,
+            status=status,
+            tags=clean_tags,
+            links=clean_links,
+            importance=importance,
+            canonical=canonical,
+            supersedes=tuple(superseded_ids),
+        )
+        writes = [NoteWrite(note, expected_version=None)]
+        writes.extend(self._supersession_writes(principal, target, note, superseded_ids))
+
+        record = None
+        if idempotency_key is not None and request_hash is not None:
+            record = IdempotencyRecord(
+                workspace_id=principal.workspace_id,
+                key=idempotency_key,
+                request_hash=request_hash,
+                result={"id": note.id, "version": note.version},
+                recorded_at=now,
+                expires_at=rules.format_ts(now_dt + IDEMPOTENCY_TTL),
+            )
+        try:
+            self._commit(principal, writes, record)
+        except IdempotencyKeyTakenError as taken:
+            # A concurrent twin won the race: answer as its replay would.
+            return self._replay_record(principal, taken.record, request_hash or "")
+        return NoteView(note, target.slug)
+
+    def update(
+        self, principal: Principal, note_id: str, changes: NoteChanges, *, expected_version: int | None = None
+    ) -> NoteView:
+        require_write(principal)
+        if changes.title is not None:
+            rules.check_title(changes.title)
+        if changes.body is not None:
+            rules.check_body(changes.body)
+        if changes.tags is not None:
+            rules.check_tags(changes.tags)
+        if changes.links is not None:
+            rules.check_links(changes.links, own_id=note_id)
+        if changes.importance is not None:
+            rules.check_importance(changes.importance)
+        if changes.status is not None:
+            _check_client_status(changes.status)
+
+        def apply(note: Note) -> Note:
+            return replace(
+                note,
+                title=rules.check_title(changes.title) if changes.title is not None else note.title,
+                body=changes.body if changes.body is not None else note.body,
+                type=changes.type if changes.type is not None else note.type,
+                status=changes.status if changes.status is not None else note.status,
+                tags=rules.check_tags(changes.tags) if changes.tags is not None else note.tags,
+                links=rules.check_links(changes.links, own_id=note.id) if changes.links is not None else note.links,
+                importance=changes.importance if changes.importance is not None else note.importance,
+                canonical=changes.canonical if changes.canonical is not None else note.canonical,
+            )
+
+        return self._edit(principal, note_id, apply, expected_version=expected_version)
+
+    def patch(
+        self,
+        principal: Principal,
+        note_id: str,
+        *,
+        mode: PatchMode,
+        text: str,
+        find: str | None = None,
+        expected_version: int | None = None,
+    ) -> NoteView:
+        require_write(principal)
+        if mode is PatchMode.REPLACE:
+            if not find:
+                raise InvalidArgumentError("mode 'replace' needs find: the exact text to replace.")
+        else:
+            if find is not None:
+                raise InvalidArgumentError(f"find is only used with mode 'replace', not '{mode}'; drop it.")
+            if not text:
+                raise InvalidArgumentError(f"text is empty; give the text to {mode}.")
+
+        def apply(note: Note) -> Note:
+            body = note.body
+            if mode is PatchMode.APPEND:
+                separator = "" if not body or body.endswith("\n") else "\n"
+                new_body = body + separator + text
+            elif mode is PatchMode.PREPEND:
+                separator = "" if not body or text.endswith("\n") else "\n"
+                new_body = text + separator + body
+            else:
+                assert find is not None
+                at = body.find(find)
+                if at < 0:
+                    raise PatchTargetMissingError(
+                        f"The find text does not occur in note {note.id} (v{note.version}); nothing was "
+                        "changed. Call get_note to see the current body and retry with exact text."
+                    )
+                new_body = body[:at] + text + body[at + len(find) :]
+            rules.check_body(new_body)
+            return replace(note, body=new_body)
+
+        return self._edit(principal, note_id, apply, expected_version=expected_version)
+
+    def delete(self, principal: Principal, note_id: str, *, expected_version: int | None = None) -> NoteView:
+        require_write(principal)
+        current = visible_note(self._deps, principal, note_id, allow_deleted=True)
+        if current.is_deleted:
+            if expected_version is not None and expected_version != current.version:
+                raise VersionConflictError(note_id, expected_version, current.version)
+            return NoteView(current, self._slug(principal, current.project_id))  # already deleted: nothing to do
+        now = rules.format_ts(self._deps.clock.now())
+        return self._edit(
+            principal,
+            note_id,
+            lambda note: replace(note, deleted_at=now),
+            expected_version=expected_version,
+        )
+
+    def restore(self, principal: Principal, note_id: str) -> NoteView:
+        require_write(principal)
+        current = visible_note(self._deps, principal, note_id, allow_deleted=True)
+        if not current.is_deleted:
+            return NoteView(current, self._slug(principal, current.project_id))
+        return self._edit(
+            principal, note_id, lambda note: replace(note, deleted_at=None), expected_version=None, allow_deleted=True
+        )
+
+    # ----- internals ---------------------------------------------------------------------------------------
+
+    def _edit(
+        self,
+        principal: Principal,
+        note_id: str,
+        apply: Callable[[Note], Note],
+        *,
+        expected_version: int | None,
+        allow_deleted: bool = False,
+    ) -> NoteView:
+        """Read, apply, and commit on the version read; re-read on a lost race only when the caller did not
+        pin a version."""
+        attempts = 1 if expected_version is not None else UNCONDITIONED_RETRIES
+        for attempt in range(attempts):
+            current = visible_note(self._deps, principal, note_id, allow_deleted=True)
+            if current.is_deleted and not allow_deleted:
+                raise NotFoundError(f"Note {note_id} is deleted; call restore_note with its id before editing it.")
+            if expected_version is not None and expected_version != current.version:
+                raise VersionConflictError(note_id, expected_version, current.version)
+            edited = apply(current)
+            now = self._deps.clock.now()
+            new = replace(
+                edited,
+                version=current.version + 1,
+                updated_at=rules.next_updated_at(now, current.updated_at),
+                author=principal.actor,
+                write_id=self._deps.ids.new_id("w"),
+            )
+            try:
+                self._commit(principal, [NoteWrite(new, expected_version=current.version, previous=current)])
+            except VersionConflictError as conflict:
+                if expected_version is not None:
+                    raise VersionConflictError(note_id, expected_version, conflict.current) from conflict
+                if attempt == attempts - 1:
+                    raise
+                continue
+            return NoteView(new, self._slug(principal, new.project_id))
+        raise AssertionError("unreachable")
+
+    def _supersession_writes(
+        self, principal: Principal, project: Project, new: Note, old_ids: Sequence[str]
+    ) -> list[NoteWrite]:
+        writes: list[NoteWrite] = []
+        if not old_ids:
+            return writes
+        found = self._deps.store.get_notes(principal.workspace_id, list(old_ids))
+        for old_id in old_ids:
+            old = found.get(old_id)
+            if old is None or not may_see(principal, old):
+                raise NotFoundError(f"supersedes names {old_id}, which does not exist; check the id.")
+            if old.project_id != project.id:
+                raise InvalidArgumentError(
+                    f"Note {old_id} belongs to another project; a note can only supersede notes of its own project."
+                )
+            if old.is_deleted:
+                raise InvalidArgumentError(
+                    f"Note {old_id} is deleted; restore_note it first or drop it from supersedes."
+                )
+            writes.append(
+                NoteWrite(
+                    replace(
+                        old,
+                        status=NoteStatus.SUPERSEDED,
+                        superseded_by=tuple(dict.fromkeys((*old.superseded_by, new.id))),
+                        version=old.version + 1,
+                        updated_at=rules.next_updated_at(self._deps.clock.now(), old.updated_at),
+                        author=principal.actor,
+                        write_id=new.write_id,
+                    ),
+                    expected_version=old.version,
+                    previous=old,
+                )
+            )
+        return writes
+
+    def _commit(
+        self, principal: Principal, writes: Sequence[NoteWrite], record: IdempotencyRecord | None = None
+    ) -> None:
+        workspace = self._deps.store.get_workspace(principal.workspace_id)
+        cap = workspace.revision_cap if workspace is not None else 50
+        self._deps.store.commit(principal.workspace_id, writes, revision_cap=cap, idempotency=record)
+
+    def _replay(self, principal: Principal, key: str, request_hash: str) -> NoteView | None:
+        record = self._deps.store.get_idempotency(principal.workspace_id, key)
+        now = rules.format_ts(self._deps.clock.now())
+        if record is None or record.expires_at <= now:
+            return None
+        return self._replay_record(principal, record, request_hash)
+
+    def _replay_record(self, principal: Principal, record: IdempotencyRecord, request_hash: str) -> NoteView:
+        if record.request_hash != request_hash:
+            raise IdempotencyKeyReusedError(
+                f"idempotencyKey {record.key!r} was already used for a different request; "
+                "use a new key for new content."
+            )
+        note = visible_note(self._deps, principal, str(record.result["id"]), allow_deleted=True)
+        return NoteView(note, self._slug(principal, note.project_id))
+
+    def _slug(self, principal: Principal, project_id: str) -> str:
+        project = self._deps.store.get_project_by_id(principal.workspace_id, project_id)
+        return project.slug if project is not None else project_id

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from notewell.domain import ranking, rules
+from notewell.domain.errors import InvalidArgumentError, NotewellError, TooLargeError, VersionConflictError
+from notewell.domain.model import Note
+
+
+def note(note_id: str, title: str, body: str, tags: tuple[str, ...] = ()) -> Note:
+    return Note(
+        id=note_id,
+        workspace_id="ws",
+        project_id="p",
+        title=title,
+        body=body,
+        version=1,
+        created_at="2026-01-01T00:00:00.000Z",
+        updated_at="2026-01-01T00:00:00.000Z",
+        author="k",
+        write_id="w",
+        tags=tags,
+    )
+
+
+def test_the_version_conflict_message_is_the_contract_text() -> None:
+    error = VersionConflictError("n_x", 3, 5)
+    assert error.status == 409 and error.code == "version_conflict"
+    assert error.message == (
+        "This note changed since you loaded it (you have v3, current is v5). Reload and reapply your edit."
+    )
+
+
+def test_every_error_has_a_status_and_a_code() -> None:
+    def walk(cls: type[NotewellError]) -> list[type[NotewellError]]:
+        return [cls, *(c for sub in cls.__subclasses__() for c in walk(sub))]
+
+    for cls in walk(NotewellError)[1:]:
+        assert 400 <= cls.status < 600 and cls.code and cls.__name__.endswith("Error")
+
+
+def test_timestamps_are_fixed_width_utc_milliseconds() -> None:
+    moment = datetime(2026, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    assert rules.format_ts(moment) == "2026-03-01T12:00:00.123Z"
+    assert rules.next_updated_at(moment, "2026-03-01T12:00:00.123Z") == "2026-03-01T12:00:00.124Z"
+    assert rules.parse_ts("2026-03-01T12:00:00Z") < moment
+
+
+def test_slugs_are_checked_and_a_fix_is_suggested() -> None:
+    assert rules.check_project_slug("billing-api") == "billing-api"
+    with pytest.raises(InvalidArgumentError, match="'billing-api'"):
+        rules.check_project_slug("Billing API")
+
+
+def test_body_limit_counts_characters_and_bytes() -> None:
+    rules.check_body("x" * rules.MAX_BODY_CHARS)
+    with pytest.raises(TooLargeError):
+        rules.check_body("x" * (rules.MAX_BODY_CHARS + 1))
+    with pytest.raises(TooLargeError, match="KiB"):
+        rules.check_body("😀" * 70_000)
+
+
+def test_tags_are_normalised_and_deduplicated() -> None:
+    assert rules.check_tags(["Auth", "auth", " api:v2 "]) == ("auth", "api:v2")
+    with pytest.raises(InvalidArgumentError):
+        rules.check_tags(["two words"])
+
+
+def test_excerpts_cut_at_a_word_and_say_so() -> None:
+    text = "The quick brown fox jumps over the lazy dog " * 10
+    cut = rules.excerpt(text, 40)
+    assert cut.endswith("…") and len(cut) <= 41 and not cut[:-1].endswith(" ")
+    assert rules.excerpt("short\n\ntext") == "short text"
+
+
+def test_bm25_ranks_title_matches_first_and_skips_non_matches() -> None:
+    notes = [
+        note("a", "Deploy checklist", "Steps to release."),
+        note("b", "Caching", "We deploy the cache with the app."),
+        note("c", "Unrelated", "Nothing to see."),
+    ]
+    hits = ranking.bm25(notes, "deploy", 10)
+    assert [h.note.id for h in hits] == ["a", "b"]
+    assert hits[0].score > hits[1].score > 0
+
+
+def test_substring_search_is_case_insensitive() -> None:
+    hits = ranking.substring([note("a", "T", "Use Redis for SESSIONS")], "redis for sessions", 5)
+    assert [h.note.id for h in hits] == ["a"]
