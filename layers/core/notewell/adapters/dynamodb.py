@@ -1,0 +1,1097 @@
+"""DynamoDB store: every `notewell.ports.Store` method on one table, through boto3's low-level client.
+
+Key layout (`pk`/`sk` strings; index GSI1 on `gsi1pk`/`gsi1sk`, projection ALL). Every key carries the
+workspace (`WS#{ws}`). Two partitions are read before a workspace is known and hold no notes: the secret
+lookup, a pointer to the key, and the WORKSPACES listing (so that listing workspaces is a Query, not a Scan):
+
+    item            pk                           sk                   attributes
+    workspace       WS#{ws}                      WORKSPACE            name, plan, revisionCap
+    workspace list  WORKSPACES                   WS#{ws}              the same fields: listing is a Query
+    project         WS#{ws}                      PROJ#{projectId}     slug, summary, instructions, …
+    slug            WS#{ws}                      SLUG#{slug}          projectId (attribute_not_exists: unique)
+    API key         WS#{ws}                      KEY#{keyId}          name, secretHash, scope, revokedAt
+    secret lookup   AUTH#{secretHash}            AUTH                 workspaceId, keyId: nothing else
+    note            WS#{ws}#N#{noteId}           NOTE                 all fields, version, writeId, and
+                                                                      gsi1pk = WS#{ws}#P#{projectId},
+                                                                      gsi1sk = {updatedAt}#{noteId}
+    revision        WS#{ws}#N#{noteId}           REV#{version:010d}   a previous state (no GSI keys)
+    idempotency     WS#{ws}#IDEM#{sha256(key)}   IDEM                 requestHash, result, expiresAt, ttl
+
+Every item also names its `entity`, so stream consumers (search indexing) can tell notes from the rest.
+
+Writes: a note changes only through `commit`, one TransactWriteItems whose note Puts are conditioned on the
+version that was read (an insert on the id being new), with ALL_OLD returned on failure. A commit that
+landed but whose reply was lost fails its own condition when sent again; the stored `writeId` and version
+then show the write was ours, and the retry answers success (the writeId rule). Revisions share the note's
+partition; the transaction writing `REV#{r}` deletes `REV#{r - cap}`, so history stays capped without a Query.
+
+Reads of the table are strongly consistent; GSI1 (`project_notes`) is eventually consistent. Nothing scans.
+Vendor errors become `notewell.domain.errors` here: throttling, 5xx and timeouts left after botocore's own
+retries are `UnavailableError` (503 with a retry hint), oversize items `TooLargeError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import boto3
+from botocore import exceptions as botocore_errors
+from botocore.config import Config
+
+from notewell.domain import rules
+from notewell.domain.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    NotewellError,
+    TooLargeError,
+    UnavailableError,
+    VersionConflictError,
+)
+from notewell.domain.model import (
+    ApiKey,
+    IdempotencyRecord,
+    Link,
+    Note,
+    NoteStatus,
+    NoteType,
+    NoteWrite,
+    Plan,
+    Project,
+    Workspace,
+)
+from notewell.ports import IdempotencyKeyTakenError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from typing import TypeAlias
+
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
+        KeysAndAttributesTypeDef,
+        PutTypeDef,
+        QueryInputTypeDef,
+        TransactWriteItemTypeDef,
+    )
+
+    Item: TypeAlias = dict[str, AttributeValueTypeDef]
+
+__all__ = ["CLIENT_CONFIG", "GSI1", "DynamoDBStore", "make_client"]
+
+GSI1 = "GSI1"
+
+# botocore's default ("legacy": 10 attempts, 60 s timeouts) outlasts the HTTP API's 30 s; this budget
+# (3 attempts x (2 s + 5 s) plus jittered backoff) fits inside the function's 29 s (template.yaml).
+CLIENT_CONFIG = Config(
+    retries={"mode": "standard", "total_max_attempts": 3},
+    connect_timeout=2,
+    read_timeout=5,
+    tcp_keepalive=True,
+)
+
+# DynamoDB limits (developer guide, "Service, account, and table quotas").
+MAX_ITEM_BYTES = 400 * 1024
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+MAX_TRANSACTION_ACTIONS = 100
+MAX_BATCH_GET_KEYS = 100
+
+# Our own retries, on top of botocore's: cancelled transactions (TransactionConflict) and unprocessed keys.
+TRANSACTION_ATTEMPTS = 3
+BATCH_GET_ROUNDS = 5
+RETRY_BASE_SECONDS = 0.025
+RETRY_AFTER_SECONDS = 2
+
+# Refused before anything was written: the caller may simply retry later.
+_THROTTLING_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "LimitExceededException",
+    }
+)
+# The outcome is unknown: a write may have been applied (or, for a transaction in progress, may still be).
+_AMBIGUOUS_CODES = frozenset(
+    {
+        "InternalServerError",
+        "ServiceUnavailable",
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "TransactionInProgressException",
+    }
+)
+_CONNECTION_ERRORS = (botocore_errors.ConnectionError, botocore_errors.HTTPClientError)
+_BUSY_REASONS = frozenset(
+    {"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded", "TransactionConflict"}
+)
+
+_BUSY_MESSAGE = "The note store is busy right now; retry in a few seconds."
+_UNCONFIRMED_MESSAGE = (
+    "The note store did not confirm this write in time; reload the note before writing again, "
+    "or retry with the same idempotencyKey."
+)
+
+NOTE_SK = "NOTE"
+REVISION_PREFIX = "REV#"
+WORKSPACE_SK = "WORKSPACE"
+WORKSPACES_PK = "WORKSPACES"
+IDEMPOTENCY_SK = "IDEM"
+AUTH_SK = "AUTH"
+
+
+def make_client(region: str | None = None, endpoint_url: str | None = None) -> DynamoDBClient:
+    """A DynamoDB client with a retry and timeout budget that fits behind API Gateway; create it once."""
+    client: DynamoDBClient = boto3.client(
+        "dynamodb", region_name=region, endpoint_url=endpoint_url, config=CLIENT_CONFIG
+    )
+    return client
+
+
+# ----- keys --------------------------------------------------------------------------------------------------
+
+
+def _part(value: str) -> str:
+    # '#' separates key parts: an id holding one could address another tenant's items.
+    if not value or "#" in value:
+        raise InvalidArgumentError(f"{value!r} is not a valid identifier; identifiers never contain '#'.")
+    return value
+
+
+def workspace_pk(workspace_id: str) -> str:
+    return f"WS#{_part(workspace_id)}"
+
+
+def note_pk(workspace_id: str, note_id: str) -> str:
+    return f"WS#{_part(workspace_id)}#N#{_part(note_id)}"
+
+
+def feed_pk(workspace_id: str, project_id: str) -> str:
+    return f"WS#{_part(workspace_id)}#P#{_part(project_id)}"
+
+
+def feed_sk(note: Note) -> str:
+    return f"{note.updated_at}#{note.id}"
+
+
+def revision_sk(version: int) -> str:
+    return f"{REVISION_PREFIX}{version:010d}"
+
+
+def idempotency_pk(workspace_id: str, key: str) -> str:
+    return f"WS#{_part(workspace_id)}#IDEM#{hashlib.sha256(key.encode()).hexdigest()}"
+
+
+def auth_pk(secret_hash: str) -> str:
+    return f"AUTH#{_part(secret_hash)}"
+
+
+def _key(pk: str, sk: str) -> Item:
+    return {"pk": _s(pk), "sk": _s(sk)}
+
+
+# ----- attribute values --------------------------------------------------------------------------------------
+
+
+def _s(value: str) -> AttributeValueTypeDef:
+    return {"S": value}
+
+
+def _n(value: int) -> AttributeValueTypeDef:
+    return {"N": str(value)}
+
+
+def _flag(value: bool) -> AttributeValueTypeDef:
+    return {"BOOL": value}
+
+
+def _strings(values: Iterable[str]) -> AttributeValueTypeDef:
+    return {"L": [{"S": value} for value in values]}
+
+
+def _get_str(item: Mapping[str, AttributeValueTypeDef], name: str) -> str:
+    return str(item[name]["S"])
+
+
+def _get_opt_str(item: Mapping[str, AttributeValueTypeDef], name: str) -> str | None:
+    value = item.get(name)
+    return None if value is None or "S" not in value else str(value["S"])
+
+
+def _get_int(item: Mapping[str, AttributeValueTypeDef], name: str) -> int:
+    return int(item[name]["N"])
+
+
+def _get_opt_int(item: Mapping[str, AttributeValueTypeDef], name: str) -> int | None:
+    value = item.get(name)
+    return None if value is None or "N" not in value else int(value["N"])
+
+
+def _get_flag(item: Mapping[str, AttributeValueTypeDef], name: str) -> bool:
+    value = item.get(name)
+    return bool(value["BOOL"]) if value is not None and "BOOL" in value else False
+
+
+def _get_strings(item: Mapping[str, AttributeValueTypeDef], name: str) -> tuple[str, ...]:
+    value = item.get(name)
+    if value is None or "L" not in value:
+        return ()
+    return tuple(str(element["S"]) for element in value["L"])
+
+
+def item_size(item: Mapping[str, AttributeValueTypeDef]) -> int:
+    """Bytes DynamoDB counts against the 400 KB item limit: UTF-8 names and values (developer guide,
+    "Item sizes and formats")."""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def _value_size(value: Mapping[str, Any]) -> int:
+    if "S" in value:
+        return len(str(value["S"]).encode())
+    if "N" in value:
+        digits = str(value["N"]).lstrip("-").replace(".", "").strip("0") or "0"
+        return 1 + (len(digits) + 1) // 2
+    if "L" in value:
+        return 3 + sum(1 + _value_size(element) for element in value["L"])
+    if "M" in value:
+        return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in value["M"].items())
+    if "B" in value:
+        return len(value["B"])
+    return 1  # BOOL, NULL
+
+
+# ----- conversions: domain values <-> items ------------------------------------------------------------------
+
+
+def _note_fields(note: Note) -> Item:
+    fields: Item = {
+        "id": _s(note.id),
+        "workspaceId": _s(note.workspace_id),
+        "projectId": _s(note.project_id),
+        "title": _s(note.title),
+        "body": _s(note.body),
+        "version": _n(note.version),
+        "createdAt": _s(note.created_at),
+        "updatedAt": _s(note.updated_at),
+        "author": _s(note.author),
+        "writeId": _s(note.write_id),
+        "type": _s(note.type.value),
+        "status": _s(note.status.value),
+        "tags": _strings(note.tags),
+        "links": {"L": [{"M": {"target": _s(x.target), "relation": _s(x.relation)}} for x in note.links]},
+        "importance": _n(note.importance),
+        "canonical": _flag(note.canonical),
+        "supersedes": _strings(note.supersedes),
+        "supersededBy": _strings(note.superseded_by),
+    }
+    if note.deleted_at is not None:
+        fields["deletedAt"] = _s(note.deleted_at)
+    return fields
+
+
+def note_to_item(note: Note) -> Item:
+    """The current state of a note, with its place in the project feed (GSI1)."""
+    return {
+        **_key(note_pk(note.workspace_id, note.id), NOTE_SK),
+        "entity": _s("note"),
+        **_note_fields(note),
+        "gsi1pk": _s(feed_pk(note.workspace_id, note.project_id)),
+        "gsi1sk": _s(feed_sk(note)),
+    }
+
+
+def revision_to_item(note: Note) -> Item:
+    """A previous state of a note, kept in the note's partition; no GSI keys, so the feed skips it."""
+    return {
+        **_key(note_pk(note.workspace_id, note.id), revision_sk(note.version)),
+        "entity": _s("revision"),
+        **_note_fields(note),
+    }
+
+
+def item_to_note(item: Mapping[str, AttributeValueTypeDef]) -> Note:
+    links = item.get("links", {}).get("L", [])
+    return Note(
+        id=_get_str(item, "id"),
+        workspace_id=_get_str(item, "workspaceId"),
+        project_id=_get_str(item, "projectId"),
+        title=_get_str(item, "title"),
+        body=_get_str(item, "body"),
+        version=_get_int(item, "version"),
+        created_at=_get_str(item, "createdAt"),
+        updated_at=_get_str(item, "updatedAt"),
+        author=_get_str(item, "author"),
+        write_id=_get_str(item, "writeId"),
+        type=NoteType(_get_str(item, "type")),
+        status=NoteStatus(_get_str(item, "status")),
+        tags=_get_strings(item, "tags"),
+        links=tuple(Link(_get_str(x["M"], "target"), _get_str(x["M"], "relation")) for x in links),
+        importance=_get_int(item, "importance"),
+        canonical=_get_flag(item, "canonical"),
+        supersedes=_get_strings(item, "supersedes"),
+        superseded_by=_get_strings(item, "supersededBy"),
+        deleted_at=_get_opt_str(item, "deletedAt"),
+    )
+
+
+def _workspace_fields(workspace: Workspace) -> Item:
+    return {
+        "entity": _s("workspace"),
+        "id": _s(workspace.id),
+        "name": _s(workspace.name),
+        "createdAt": _s(workspace.created_at),
+        "plan": _s(workspace.plan.value),
+        "revisionCap": _n(workspace.revision_cap),
+    }
+
+
+def workspace_to_items(workspace: Workspace) -> tuple[Item, Item]:
+    """The workspace item and its copy in the WORKSPACES listing partition."""
+    return (
+        {**_key(workspace_pk(workspace.id), WORKSPACE_SK), **_workspace_fields(workspace)},
+        {**_key(WORKSPACES_PK, workspace_pk(workspace.id)), **_workspace_fields(workspace)},
+    )
+
+
+def item_to_workspace(item: Mapping[str, AttributeValueTypeDef]) -> Workspace:
+    return Workspace(
+        id=_get_str(item, "id"),
+        name=_get_str(item, "name"),
+        created_at=_get_str(item, "createdAt"),
+        plan=Plan(_get_str(item, "plan")),
+        revision_cap=_get_int(item, "revisionCap"),
+    )
+
+
+def project_to_item(project: Project) -> Item:
+    item: Item = {
+        **_key(workspace_pk(project.workspace_id), f"PROJ#{_part(project.id)}"),
+        "entity": _s("project"),
+        "id": _s(project.id),
+        "workspaceId": _s(project.workspace_id),
+        "slug": _s(project.slug),
+        "createdAt": _s(project.created_at),
+        "updatedAt": _s(project.updated_at),
+        "summary": _s(project.summary),
+        "instructions": _s(project.instructions),
+    }
+    if project.default_max_tokens is not None:
+        item["defaultMaxTokens"] = _n(project.default_max_tokens)
+    return item
+
+
+def slug_to_item(project: Project) -> Item:
+    return {
+        **_key(workspace_pk(project.workspace_id), f"SLUG#{_part(project.slug)}"),
+        "entity": _s("slug"),
+        "projectId": _s(project.id),
+    }
+
+
+def item_to_project(item: Mapping[str, AttributeValueTypeDef]) -> Project:
+    return Project(
+        id=_get_str(item, "id"),
+        workspace_id=_get_str(item, "workspaceId"),
+        slug=_get_str(item, "slug"),
+        created_at=_get_str(item, "createdAt"),
+        updated_at=_get_str(item, "updatedAt"),
+        summary=_get_opt_str(item, "summary") or "",
+        instructions=_get_opt_str(item, "instructions") or "",
+        default_max_tokens=_get_opt_int(item, "defaultMaxTokens"),
+    )
+
+
+def key_to_items(key: ApiKey) -> tuple[Item, Item]:
+    """The API key item and the secret lookup pointing at it."""
+    item: Item = {
+        **_key(workspace_pk(key.workspace_id), f"KEY#{_part(key.id)}"),
+        "entity": _s("key"),
+        "id": _s(key.id),
+        "workspaceId": _s(key.workspace_id),
+        "name": _s(key.name),
+        "secretHash": _s(key.secret_hash),
+        "createdAt": _s(key.created_at),
+        "readOnly": _flag(key.read_only),
+        "hint": _s(key.hint),
+    }
+    if key.project_id is not None:
+        item["projectId"] = _s(key.project_id)
+    if key.revoked_at is not None:
+        item["revokedAt"] = _s(key.revoked_at)
+    lookup: Item = {
+        **_key(auth_pk(key.secret_hash), AUTH_SK),
+        "entity": _s("auth"),
+        "workspaceId": _s(key.workspace_id),
+        "keyId": _s(key.id),
+    }
+    return item, lookup
+
+
+def item_to_key(item: Mapping[str, AttributeValueTypeDef]) -> ApiKey:
+    return ApiKey(
+        id=_get_str(item, "id"),
+        workspace_id=_get_str(item, "workspaceId"),
+        name=_get_str(item, "name"),
+        secret_hash=_get_str(item, "secretHash"),
+        created_at=_get_str(item, "createdAt"),
+        project_id=_get_opt_str(item, "projectId"),
+        read_only=_get_flag(item, "readOnly"),
+        revoked_at=_get_opt_str(item, "revokedAt"),
+        hint=_get_opt_str(item, "hint") or "",
+    )
+
+
+def idempotency_to_item(record: IdempotencyRecord) -> Item:
+    result: dict[str, AttributeValueTypeDef] = {
+        name: _n(int(value)) if isinstance(value, int) else _s(value) for name, value in record.result.items()
+    }
+    return {
+        **_key(idempotency_pk(record.workspace_id, record.key), IDEMPOTENCY_SK),
+        "entity": _s("idempotency"),
+        "workspaceId": _s(record.workspace_id),
+        "key": _s(record.key),
+        "requestHash": _s(record.request_hash),
+        "result": {"M": result},
+        "recordedAt": _s(record.recorded_at),
+        "expiresAt": _s(record.expires_at),
+        # DynamoDB's TTL deletes "typically within a few days": expiresAt is what the code checks.
+        "ttl": _n(int(rules.parse_ts(record.expires_at).timestamp())),
+    }
+
+
+def item_to_idempotency(item: Mapping[str, AttributeValueTypeDef]) -> IdempotencyRecord:
+    stored: Mapping[str, AttributeValueTypeDef] = item.get("result", {}).get("M", {})
+    result: dict[str, str | int] = {
+        name: int(value["N"]) if "N" in value else str(value["S"]) for name, value in stored.items()
+    }
+    return IdempotencyRecord(
+        workspace_id=_get_str(item, "workspaceId"),
+        key=_get_str(item, "key"),
+        request_hash=_get_str(item, "requestHash"),
+        result=result,
+        recorded_at=_get_str(item, "recordedAt"),
+        expires_at=_get_str(item, "expiresAt"),
+    )
+
+
+# ----- vendor errors -----------------------------------------------------------------------------------------
+
+
+def _error_code(exc: Any) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+def _is_size_error(message: str) -> bool:
+    # DynamoDB reports oversize items and transactions only as ValidationException text.
+    text = message.lower()
+    return "size" in text and ("exceed" in text or "larger than" in text or "too large" in text)
+
+
+def _too_large(detail: str) -> TooLargeError:
+    return TooLargeError(
+        f"{detail}; DynamoDB stores at most {MAX_ITEM_BYTES // 1024} KB per note and "
+        f"{MAX_TRANSACTION_BYTES // (1024 * 1024)} MB per change: shorten the note or split the change."
+    )
+
+
+class _UnconfirmedWriteError(UnavailableError):
+    """A write whose outcome is unknown (timeout, 5xx): it may have been applied."""
+
+    def __init__(self) -> None:
+        super().__init__(_UNCONFIRMED_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+
+def _translate(exc: Any, *, writing: bool) -> NotewellError | None:
+    """The domain error for a botocore ClientError, or None when the caller must decide."""
+    code = _error_code(exc)
+    status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+    if code in _THROTTLING_CODES:
+        return UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+    if code in _AMBIGUOUS_CODES or status >= 500:
+        return _UnconfirmedWriteError() if writing else UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+    message = str(exc.response.get("Error", {}).get("Message", ""))
+    if code == "ValidationException" and _is_size_error(message):
+        return _too_large("The change is too large to store")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Position:
+    """What one action of a commit transaction stands for, to read its cancellation reason."""
+
+    kind: Literal["note", "revision", "prune", "idempotency"]
+    write: NoteWrite | None = None
+
+
+def _is_own_note(old: Mapping[str, AttributeValueTypeDef], write: NoteWrite) -> bool:
+    # The writeId rule: the stored note carries our writeId at the version our write produces. The whole
+    # state must match too: two writes may share a writeId (an idempotency key), never their whole content.
+    produced = 1 if write.expected_version is None else write.expected_version + 1
+    if _get_opt_str(old, "writeId") != write.note.write_id or _get_opt_int(old, "version") != produced:
+        return False
+    return item_to_note(old) == write.note
+
+
+def _is_own_record(old: Mapping[str, AttributeValueTypeDef], record: IdempotencyRecord) -> bool:
+    stored = item_to_idempotency(old)
+    return (stored.request_hash, stored.recorded_at, stored.result) == (
+        record.request_hash,
+        record.recorded_at,
+        record.result,
+    )
+
+
+class _RetryableCancellationError(Exception):
+    """A transaction was cancelled by contention or throttling only; sending it again may succeed."""
+
+    def __init__(self, position: int | None, throttled: bool) -> None:
+        super().__init__("transaction cancelled by contention")
+        self.position = position
+        self.throttled = throttled
+
+
+# ----- the store ---------------------------------------------------------------------------------------------
+
+
+class DynamoDBStore:
+    """Workspaces, projects, notes, revisions, idempotency records and API keys in one DynamoDB table."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self._client = client
+        self._table = table_name
+        self._sleep = sleep
+
+    @property
+    def client(self) -> DynamoDBClient:
+        return self._client
+
+    @property
+    def table_name(self) -> str:
+        return self._table
+
+    # ----- workspaces ----------------------------------------------------------------------------------------
+
+    def create_workspace(self, workspace: Workspace) -> None:
+        """Raises: AlreadyExistsError: a workspace with this id exists."""
+        item, listed = workspace_to_items(workspace)
+        actions: list[TransactWriteItemTypeDef] = [
+            {"Put": self._put_new(item, return_old=True)},
+            {"Put": self._put_new(listed)},
+        ]
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            reasons = self._transact_once(actions)
+            if reasons is None:
+                return
+            if any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons):
+                old = reasons[0].get("Item")
+                if old is not None and item_to_workspace(old) == workspace:
+                    return  # our own earlier attempt landed
+                raise AlreadyExistsError(f"Workspace {workspace.id} already exists; create it under a new id.")
+            self._backoff(attempt)
+        raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+    def get_workspace(self, workspace_id: str) -> Workspace | None:
+        item = self._get(_key(workspace_pk(workspace_id), WORKSPACE_SK))
+        return None if item is None else item_to_workspace(item)
+
+    def list_workspaces(self) -> list[Workspace]:
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(WORKSPACES_PK)},
+            "ConsistentRead": True,
+        }
+        return [item_to_workspace(item) for item in self._query(params)]
+
+    # ----- projects ------------------------------------------------------------------------------------------
+
+    def get_project(self, workspace_id: str, slug: str) -> Project | None:
+        pointer = self._get(_key(workspace_pk(workspace_id), f"SLUG#{_part(slug)}"))
+        if pointer is None:
+            return None
+        return self.get_project_by_id(workspace_id, _get_str(pointer, "projectId"))
+
+    def get_project_by_id(self, workspace_id: str, project_id: str) -> Project | None:
+        item = self._get(_key(workspace_pk(workspace_id), f"PROJ#{_part(project_id)}"))
+        return None if item is None else item_to_project(item)
+
+    def create_project(self, project: Project) -> Project:
+        actions: list[TransactWriteItemTypeDef] = [
+            {"Put": self._put_new(slug_to_item(project), return_old=True)},
+            {"Put": self._put_new(project_to_item(project))},
+        ]
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            reasons = self._transact_once(actions)
+            if reasons is None:
+                return project
+            slug_reason, project_reason = reasons[0], reasons[1]
+            if slug_reason.get("Code") == "ConditionalCheckFailed":
+                old = slug_reason.get("Item")
+                holder = _get_opt_str(old, "projectId") if old is not None else None
+                if holder == project.id:
+                    return project  # our own earlier attempt landed
+                existing = (
+                    self.get_project_by_id(project.workspace_id, holder)
+                    if holder is not None
+                    else self.get_project(project.workspace_id, project.slug)
+                )
+                if existing is not None:
+                    return existing
+            elif project_reason.get("Code") == "ConditionalCheckFailed":
+                raise AlreadyExistsError(f"Project id {project.id} is already in use; retry to get a new id.")
+            self._backoff(attempt)
+        raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+    def save_project(self, project: Project) -> None:
+        names = {"#summary": "summary", "#instructions": "instructions", "#updated": "updatedAt"}
+        values: dict[str, AttributeValueTypeDef] = {
+            ":summary": _s(project.summary),
+            ":instructions": _s(project.instructions),
+            ":updated": _s(project.updated_at),
+        }
+        expression = "SET #summary = :summary, #instructions = :instructions, #updated = :updated"
+        names["#tokens"] = "defaultMaxTokens"
+        if project.default_max_tokens is None:
+            expression += " REMOVE #tokens"
+        else:
+            expression += ", #tokens = :tokens"
+            values[":tokens"] = _n(project.default_max_tokens)
+        try:
+            with self._vendor_errors(writing=True):
+                self._client.update_item(
+                    TableName=self._table,
+                    Key=_key(workspace_pk(project.workspace_id), f"PROJ#{_part(project.id)}"),
+                    UpdateExpression=expression,
+                    # Never create a partial project item from an update.
+                    ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                )
+        except botocore_errors.ClientError as exc:
+            if _error_code(exc) != "ConditionalCheckFailedException":
+                raise
+            # Like an SQL UPDATE of no row: nothing to save for a project that does not exist.
+
+    def list_projects(self, workspace_id: str) -> list[Project]:
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": _s(workspace_pk(workspace_id)), ":prefix": _s("PROJ#")},
+            "ConsistentRead": True,
+        }
+        return [item_to_project(item) for item in self._query(params)]
+
+    # ----- notes ---------------------------------------------------------------------------------------------
+
+    def get_note(self, workspace_id: str, note_id: str) -> Note | None:
+        item = self._get(_key(note_pk(workspace_id, note_id), NOTE_SK))
+        return None if item is None else item_to_note(item)
+
+    def get_notes(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, Note]:
+        unique = list(dict.fromkeys(note_ids))  # BatchGetItem refuses duplicate keys
+        found: dict[str, Note] = {}
+        for start in range(0, len(unique), MAX_BATCH_GET_KEYS):
+            keys = [_key(note_pk(workspace_id, i), NOTE_SK) for i in unique[start : start + MAX_BATCH_GET_KEYS]]
+            for item in self._batch_get(keys):
+                note = item_to_note(item)
+                found[note.id] = note
+        return found
+
+    def commit(
+        self,
+        workspace_id: str,
+        writes: Sequence[NoteWrite],
+        *,
+        revision_cap: int,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> None:
+        if not writes and idempotency is None:
+            return
+        actions, positions = self._commit_actions(workspace_id, writes, revision_cap, idempotency)
+        busy: _RetryableCancellationError | None = None
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            if attempt:
+                self._backoff(attempt - 1)
+            try:
+                reasons = self._transact_once(actions, writing=True)
+            except _UnconfirmedWriteError as unconfirmed:
+                # Timeouts and 5xx leave the outcome open: the transaction may have been applied.
+                if self._was_applied(workspace_id, writes, idempotency):
+                    return
+                raise UnavailableError(unconfirmed.message, retry_after=unconfirmed.retry_after) from unconfirmed
+            if reasons is None:
+                return
+            try:
+                self._settle_cancellation(workspace_id, reasons, positions, idempotency)
+                return  # the reasons show this very commit was applied earlier
+            except _RetryableCancellationError as retryable:
+                busy = retryable
+        assert busy is not None
+        if busy.throttled:
+            raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+        raise self._conflict_after_contention(workspace_id, positions, busy.position)
+
+    def list_revisions(
+        self, workspace_id: str, note_id: str, *, limit: int, before_version: int | None = None
+    ) -> list[Note]:
+        if limit < 1 or (before_version is not None and before_version <= 1):
+            return []
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "ScanIndexForward": False,
+            "ConsistentRead": True,
+        }
+        if before_version is None:
+            params["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :prefix)"
+            params["ExpressionAttributeValues"] = {
+                ":pk": _s(note_pk(workspace_id, note_id)),
+                ":prefix": _s(REVISION_PREFIX),
+            }
+        else:
+            # One sort-key condition per Query: BETWEEN keeps `sk < REV#{before}` from reaching NOTE.
+            params["KeyConditionExpression"] = "pk = :pk AND sk BETWEEN :low AND :high"
+            params["ExpressionAttributeValues"] = {
+                ":pk": _s(note_pk(workspace_id, note_id)),
+                ":low": _s(REVISION_PREFIX),
+                ":high": _s(revision_sk(before_version - 1)),
+            }
+        return [item_to_note(item) for item in self._query(params, limit=limit)]
+
+    def get_revision(self, workspace_id: str, note_id: str, version: int) -> Note | None:
+        if version < 1:
+            return None
+        item = self._get(_key(note_pk(workspace_id, note_id), revision_sk(version)))
+        return None if item is None else item_to_note(item)
+
+    def get_idempotency(self, workspace_id: str, key: str) -> IdempotencyRecord | None:
+        item = self._get(_key(idempotency_pk(workspace_id, key), IDEMPOTENCY_SK))
+        return None if item is None else item_to_idempotency(item)
+
+    def project_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
+        if limit < 1:
+            return []
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "IndexName": GSI1,
+            "KeyConditionExpression": "gsi1pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(feed_pk(workspace_id, project_id))},
+            "ScanIndexForward": False,
+        }
+        return [item_to_note(item) for item in self._query(params, limit=limit)]
+
+    # ----- API keys ------------------------------------------------------------------------------------------
+
+    def put_key(self, key: ApiKey) -> None:
+        """Raises: AlreadyExistsError: the secret hash already points at another key."""
+        item, lookup = key_to_items(key)
+        lookup_put = self._put_new(lookup)
+        # The same key may be put again (an update or a retry); another key may not take over the secret.
+        lookup_put["ConditionExpression"] = "attribute_not_exists(pk) OR (#ws = :ws AND #key = :key)"
+        lookup_put["ExpressionAttributeNames"] = {"#ws": "workspaceId", "#key": "keyId"}
+        lookup_put["ExpressionAttributeValues"] = {":ws": _s(key.workspace_id), ":key": _s(key.id)}
+        actions: list[TransactWriteItemTypeDef] = [
+            {"Put": {"TableName": self._table, "Item": item}},
+            {"Put": lookup_put},
+        ]
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            reasons = self._transact_once(actions, writing=True)
+            if reasons is None:
+                return
+            if any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons):
+                raise AlreadyExistsError("This secret is already registered to another key; issue a new key.")
+            self._backoff(attempt)
+        raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+    def find_key(self, secret_hash: str) -> ApiKey | None:
+        lookup = self._get(_key(auth_pk(secret_hash), AUTH_SK))
+        if lookup is None:
+            return None
+        workspace_id, key_id = _get_str(lookup, "workspaceId"), _get_str(lookup, "keyId")
+        item = self._get(_key(workspace_pk(workspace_id), f"KEY#{_part(key_id)}"))
+        if item is None:
+            return None
+        key = item_to_key(item)
+        return key if key.secret_hash == secret_hash else None
+
+    def list_keys(self, workspace_id: str) -> list[ApiKey]:
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": _s(workspace_pk(workspace_id)), ":prefix": _s("KEY#")},
+            "ConsistentRead": True,
+        }
+        return [item_to_key(item) for item in self._query(params)]
+
+    def revoke_key(self, workspace_id: str, key_id: str, revoked_at: str) -> ApiKey | None:
+        try:
+            with self._vendor_errors(writing=True):
+                response = self._client.update_item(
+                    TableName=self._table,
+                    Key=_key(workspace_pk(workspace_id), f"KEY#{_part(key_id)}"),
+                    # The first revocation's time stays: revoking again changes nothing.
+                    UpdateExpression="SET #revoked = if_not_exists(#revoked, :revoked)",
+                    ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeNames={"#revoked": "revokedAt"},
+                    ExpressionAttributeValues={":revoked": _s(revoked_at)},
+                    ReturnValues="ALL_NEW",
+                )
+        except botocore_errors.ClientError as exc:
+            if _error_code(exc) == "ConditionalCheckFailedException":
+                return None
+            raise
+        return item_to_key(response["Attributes"])
+
+    # ----- commit internals ----------------------------------------------------------------------------------
+
+    def _commit_actions(
+        self,
+        workspace_id: str,
+        writes: Sequence[NoteWrite],
+        revision_cap: int,
+        idempotency: IdempotencyRecord | None,
+    ) -> tuple[list[TransactWriteItemTypeDef], list[_Position]]:
+        actions: list[TransactWriteItemTypeDef] = []
+        positions: list[_Position] = []
+        seen: set[str] = set()
+        total = 0
+        for write in writes:
+            note = write.note
+            if note.workspace_id != workspace_id:
+                raise ValueError(f"note {note.id} belongs to workspace {note.workspace_id}, not {workspace_id}")
+            if note.id in seen:
+                raise InvalidArgumentError(f"One change cannot write note {note.id} twice; merge the edits.")
+            seen.add(note.id)
+            item = note_to_item(note)
+            size = item_size(item)
+            if size > MAX_ITEM_BYTES:
+                raise _too_large(f"Note {note.id} would take {size:,} bytes as stored")
+            total += size
+            # Never an unconditioned write on a note: an insert needs a new id, an edit the version read.
+            if write.expected_version is None:
+                put = self._put_new(item, return_old=True)
+            else:
+                put = {
+                    "TableName": self._table,
+                    "Item": item,
+                    "ConditionExpression": "#version = :expected",
+                    "ExpressionAttributeNames": {"#version": "version"},
+                    "ExpressionAttributeValues": {":expected": _n(write.expected_version)},
+                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                }
+            actions.append({"Put": put})
+            positions.append(_Position("note", write))
+            previous = write.previous
+            if previous is None or revision_cap < 1:
+                continue
+            if previous.id != note.id or previous.workspace_id != workspace_id:
+                raise ValueError(f"the previous state given for note {note.id} is another note's")
+            revision = revision_to_item(previous)
+            total += item_size(revision)
+            # Unconditioned, yet written once per version: the note's condition guards the transaction.
+            actions.append({"Put": {"TableName": self._table, "Item": revision}})
+            positions.append(_Position("revision", write))
+            pruned = previous.version - revision_cap
+            if pruned >= 1:
+                actions.append(
+                    {
+                        "Delete": {
+                            "TableName": self._table,
+                            "Key": _key(note_pk(workspace_id, note.id), revision_sk(pruned)),
+                        }
+                    }
+                )
+                positions.append(_Position("prune", write))
+        if idempotency is not None:
+            if idempotency.workspace_id != workspace_id:
+                raise ValueError(f"idempotency record of workspace {idempotency.workspace_id}, not {workspace_id}")
+            record = idempotency_to_item(idempotency)
+            total += item_size(record)
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": record,
+                        # An expired record counts as absent (TTL deletes late).
+                        "ConditionExpression": "attribute_not_exists(pk) OR #expires <= :recorded",
+                        "ExpressionAttributeNames": {"#expires": "expiresAt"},
+                        "ExpressionAttributeValues": {":recorded": _s(idempotency.recorded_at)},
+                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                    }
+                }
+            )
+            positions.append(_Position("idempotency"))
+        if len(actions) > MAX_TRANSACTION_ACTIONS:
+            raise TooLargeError(
+                f"This change needs {len(actions)} writes in one transaction; DynamoDB allows "
+                f"{MAX_TRANSACTION_ACTIONS}: supersede fewer notes at once."
+            )
+        if total > MAX_TRANSACTION_BYTES:
+            raise _too_large(f"This change writes {total:,} bytes at once")
+        return actions, positions
+
+    def _settle_cancellation(
+        self,
+        workspace_id: str,
+        reasons: Sequence[Mapping[str, Any]],
+        positions: Sequence[_Position],
+        idempotency: IdempotencyRecord | None,
+    ) -> None:
+        """Read a cancelled commit's reasons (positional): return if the commit was in fact applied earlier;
+        raise the domain error it means; or raise _RetryableCancellationError."""
+
+        def code(index: int) -> str:
+            return str(reasons[index].get("Code", "None")) if index < len(reasons) else "None"
+
+        def old(index: int) -> Mapping[str, AttributeValueTypeDef] | None:
+            item = reasons[index].get("Item") if index < len(reasons) else None
+            return item if item else None
+
+        def is_ours(index: int, position: _Position) -> bool:
+            stored = old(index)
+            if code(index) != "ConditionalCheckFailed" or stored is None:
+                return False
+            if position.kind == "note":
+                assert position.write is not None
+                return _is_own_note(stored, position.write)
+            return idempotency is not None and _is_own_record(stored, idempotency)
+
+        conditioned = [(i, p) for i, p in enumerate(positions) if p.kind in ("note", "idempotency")]
+        # All or nothing: if every condition failed on our own writeId/record, a previous send of this
+        # very commit was applied (its reply was lost). A condition that held means it was not.
+        if conditioned and all(is_ours(i, p) for i, p in conditioned):
+            return
+        for index, position in conditioned:
+            if position.kind == "idempotency" and code(index) == "ConditionalCheckFailed":
+                stored = old(index)
+                record = item_to_idempotency(stored) if stored is not None else None
+                if record is None and idempotency is not None:
+                    record = self.get_idempotency(workspace_id, idempotency.key)
+                if record is not None:
+                    raise IdempotencyKeyTakenError(record)
+        for index, position in conditioned:
+            if position.kind == "note" and code(index) == "ConditionalCheckFailed":
+                assert position.write is not None
+                stored = old(index)
+                current = _get_opt_int(stored, "version") if stored is not None else None
+                raise VersionConflictError(position.write.note.id, position.write.expected_version or 0, current or 0)
+        codes = [code(i) for i in range(len(reasons))]
+        if "ValidationError" in codes:
+            message = " ".join(str(r.get("Message", "")) for r in reasons if r.get("Code") == "ValidationError")
+            if _is_size_error(message):
+                raise _too_large("The change is too large to store")
+            raise InvalidArgumentError(f"The note store refused this change: {message}")
+        busy = [i for i, c in enumerate(codes) if c in _BUSY_REASONS]
+        if not busy:
+            raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+        conflicts = [i for i in busy if codes[i] == "TransactionConflict"]
+        raise _RetryableCancellationError(conflicts[0] if conflicts else None, throttled=not conflicts)
+
+    def _was_applied(
+        self, workspace_id: str, writes: Sequence[NoteWrite], idempotency: IdempotencyRecord | None
+    ) -> bool:
+        """Whether a commit whose outcome is unknown is stored: all or nothing, so one item tells."""
+        if writes:
+            write = writes[0]
+            return self.get_note(workspace_id, write.note.id) == write.note
+        if idempotency is not None:
+            stored = self.get_idempotency(workspace_id, idempotency.key)
+            return stored is not None and (stored.request_hash, stored.recorded_at, stored.result) == (
+                idempotency.request_hash,
+                idempotency.recorded_at,
+                idempotency.result,
+            )
+        return False
+
+    def _conflict_after_contention(
+        self, workspace_id: str, positions: Sequence[_Position], index: int | None
+    ) -> NotewellError:
+        """The 409 for a commit that kept losing to concurrent transactions, naming the contended note."""
+        position = positions[index] if index is not None and index < len(positions) else None
+        write = position.write if position is not None and position.write is not None else None
+        if write is None:
+            write = next((p.write for p in positions if p.write is not None), None)
+        if write is None:  # only an idempotency record: no note to name
+            return UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+        current = self.get_note(workspace_id, write.note.id)
+        return VersionConflictError(
+            write.note.id, write.expected_version or 0, current.version if current is not None else 0
+        )
+
+    # ----- low-level helpers ---------------------------------------------------------------------------------
+
+    def _put_new(self, item: Item, *, return_old: bool = False) -> PutTypeDef:
+        """A transaction Put that only creates."""
+        put: PutTypeDef = {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
+        if return_old:
+            put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return put
+
+    def _transact_once(
+        self, actions: Sequence[TransactWriteItemTypeDef], *, writing: bool = True
+    ) -> list[Mapping[str, Any]] | None:
+        """Send one TransactWriteItems: None when it committed, else its cancellation reasons."""
+        try:
+            with self._vendor_errors(writing=writing):
+                self._client.transact_write_items(TransactItems=actions)
+        except botocore_errors.ClientError as exc:
+            if _error_code(exc) != "TransactionCanceledException":
+                raise
+            reasons: list[Mapping[str, Any]] = list(exc.response.get("CancellationReasons", []))
+            return reasons + [{"Code": "None"}] * (len(actions) - len(reasons))
+        return None
+
+    def _get(self, key: Item) -> Item | None:
+        with self._vendor_errors(writing=False):
+            response = self._client.get_item(TableName=self._table, Key=key, ConsistentRead=True)
+        return response.get("Item")
+
+    def _query(self, params: QueryInputTypeDef, *, limit: int | None = None) -> list[Item]:
+        """Every page of a Query, or the first `limit` items."""
+        items: list[Item] = []
+        while True:
+            if limit is not None:
+                params["Limit"] = limit - len(items)
+            with self._vendor_errors(writing=False):
+                page = self._client.query(**params)
+            items.extend(page.get("Items", []))
+            last = page.get("LastEvaluatedKey")
+            if last is None or (limit is not None and len(items) >= limit):
+                return items
+            params["ExclusiveStartKey"] = last
+
+    def _batch_get(self, keys: list[Item]) -> Iterator[Item]:
+        """Strongly consistent BatchGetItem of at most 100 keys, resending unprocessed keys a few times."""
+        pending: KeysAndAttributesTypeDef = {"Keys": keys, "ConsistentRead": True}
+        for attempt in range(BATCH_GET_ROUNDS):
+            if attempt:
+                self._backoff(attempt - 1)
+            with self._vendor_errors(writing=False):
+                response = self._client.batch_get_item(RequestItems={self._table: pending})
+            yield from response.get("Responses", {}).get(self._table, [])
+            left = response.get("UnprocessedKeys", {}).get(self._table)
+            if left is None or not left.get("Keys"):
+                return
+            pending = {"Keys": left["Keys"], "ConsistentRead": True}
+        raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+    def _backoff(self, attempt: int) -> None:
+        self._sleep(random.uniform(0, RETRY_BASE_SECONDS * 2**attempt))
+
+    @contextmanager
+    def _vendor_errors(self, *, writing: bool) -> Iterator[None]:
+        """Turn what botocore could not retry away into domain errors; leave the rest to the caller."""
+        try:
+            yield
+        except botocore_errors.ClientError as exc:
+            mapped = _translate(exc, writing=writing)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        except _CONNECTION_ERRORS as exc:
+            if writing:
+                raise _UnconfirmedWriteError from exc
+            raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS) from exc

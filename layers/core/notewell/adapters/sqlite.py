@@ -1,0 +1,716 @@
+"""The local store: one SQLite file (stdlib sqlite3, WAL), with FTS5 for full-text search.
+
+Threads each get their own connection; every write is one `BEGIN IMMEDIATE` transaction, so a conditional
+update and the read that decides a conflict see the same state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+import weakref
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from notewell.domain import rules
+from notewell.domain.errors import AlreadyExistsError, UnavailableError, VersionConflictError
+from notewell.domain.model import (
+    ApiKey,
+    IdempotencyRecord,
+    Link,
+    Note,
+    NoteStatus,
+    NoteType,
+    NoteWrite,
+    Plan,
+    Project,
+    SearchFilters,
+    SearchHit,
+    Workspace,
+)
+from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_SECONDS = 5.0
+MMAP_BYTES = 256 * 1024 * 1024
+SNIPPET_CHARS = 200
+MAX_QUERY_TERMS = 32
+_NO_UPPER_BOUND = 2**63 - 1
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS workspaces (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        plan TEXT NOT NULL,
+        revision_cap INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS projects (
+        workspace_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        slug TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        instructions TEXT NOT NULL,
+        default_max_tokens INTEGER,
+        PRIMARY KEY (workspace_id, id),
+        UNIQUE (workspace_id, slug)
+    )""",
+    # `seq` is the FTS5 content rowid: an INTEGER PRIMARY KEY survives VACUUM, an implicit rowid may not.
+    # The columns search filters on come first and the body last, so filtering a match never reads the body.
+    """CREATE TABLE IF NOT EXISTS notes (
+        seq INTEGER PRIMARY KEY,
+        workspace_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        deleted_at TEXT,
+        type TEXT NOT NULL,
+        status TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        author TEXT NOT NULL,
+        write_id TEXT NOT NULL,
+        importance INTEGER NOT NULL,
+        canonical INTEGER NOT NULL,
+        links TEXT NOT NULL,
+        supersedes TEXT NOT NULL,
+        superseded_by TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        UNIQUE (workspace_id, id)
+    )""",
+    """CREATE INDEX IF NOT EXISTS notes_by_project
+        ON notes (workspace_id, project_id, updated_at DESC, id DESC)""",
+    """CREATE TABLE IF NOT EXISTS revisions (
+        workspace_id TEXT NOT NULL,
+        note_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        project_id TEXT NOT NULL,
+        title TEXT NOT NULL,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        author TEXT NOT NULL,
+        write_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        status TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        links TEXT NOT NULL,
+        importance INTEGER NOT NULL,
+        canonical INTEGER NOT NULL,
+        supersedes TEXT NOT NULL,
+        superseded_by TEXT NOT NULL,
+        deleted_at TEXT,
+        PRIMARY KEY (workspace_id, note_id, version)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS idempotency (
+        workspace_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        result TEXT NOT NULL,
+        recorded_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, key)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE IF NOT EXISTS api_keys (
+        workspace_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        secret_hash TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL,
+        project_id TEXT,
+        read_only INTEGER NOT NULL,
+        revoked_at TEXT,
+        hint TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, id)
+    )""",
+)
+
+_FTS_TABLE = """CREATE VIRTUAL TABLE notes_fts USING fts5(
+    title, body, tags, content='notes', content_rowid='seq',
+    tokenize='porter unicode61 remove_diacritics 2', prefix='2 3')"""
+
+# Only text changes touch the index: a delete, restore or status change leaves it alone.
+_FTS_TRIGGERS = (
+    """CREATE TRIGGER IF NOT EXISTS notes_fts_insert AFTER INSERT ON notes BEGIN
+        INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.seq, new.title, new.body, new.tags);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS notes_fts_delete AFTER DELETE ON notes BEGIN
+        INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
+            VALUES ('delete', old.seq, old.title, old.body, old.tags);
+    END""",
+    """CREATE TRIGGER IF NOT EXISTS notes_fts_update AFTER UPDATE OF title, body, tags ON notes
+    WHEN old.title IS NOT new.title OR old.body IS NOT new.body OR old.tags IS NOT new.tags BEGIN
+        INSERT INTO notes_fts (notes_fts, rowid, title, body, tags)
+            VALUES ('delete', old.seq, old.title, old.body, old.tags);
+        INSERT INTO notes_fts (rowid, title, body, tags) VALUES (new.seq, new.title, new.body, new.tags);
+    END""",
+)
+
+# Columns after the id, in the order `_note_params` writes and `_note_from_row` reads them.
+_NOTE_FIELDS = (
+    "workspace_id, project_id, title, body, version, created_at, updated_at, author, write_id, type, status, "
+    "tags, links, importance, canonical, supersedes, superseded_by, deleted_at"
+)
+_NOTE_COLUMNS = "id, " + _NOTE_FIELDS
+_N_NOTE_COLUMNS = "n." + ", n.".join(_NOTE_COLUMNS.split(", "))
+_REVISION_COLUMNS = "note_id, " + _NOTE_FIELDS
+_NOTE_MARKS = ", ".join("?" * len(_NOTE_COLUMNS.split(", ")))
+
+_SELECT_NOTE = f"SELECT {_NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND id = ?"
+_SELECT_NOTES = f"SELECT {_NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))"
+_SELECT_VERSION = "SELECT version FROM notes WHERE workspace_id = ? AND id = ?"
+_INSERT_NOTE = f"INSERT INTO notes ({_NOTE_COLUMNS}) VALUES ({_NOTE_MARKS}) ON CONFLICT DO NOTHING"
+# The key (workspace_id, id) is not rewritten: parameters are `_note_params(note)[2:]`, then the condition.
+_UPDATE_NOTE = (
+    "UPDATE notes SET "
+    + ", ".join(f"{column} = ?" for column in _NOTE_FIELDS.split(", ")[1:])
+    + " WHERE workspace_id = ? AND id = ? AND version = ?"
+)
+_INSERT_REVISION = f"INSERT INTO revisions ({_REVISION_COLUMNS}) VALUES ({_NOTE_MARKS}) ON CONFLICT DO NOTHING"
+# Keeps the newest `cap` revisions whatever gaps the version numbers have.
+_PRUNE_REVISIONS = """DELETE FROM revisions WHERE workspace_id = ?1 AND note_id = ?2 AND version <= (
+    SELECT version FROM revisions WHERE workspace_id = ?1 AND note_id = ?2
+    ORDER BY version DESC LIMIT 1 OFFSET ?3)"""
+_SELECT_REVISIONS = f"""SELECT {_REVISION_COLUMNS} FROM revisions
+    WHERE workspace_id = ? AND note_id = ? AND version < ? ORDER BY version DESC LIMIT ?"""
+_SELECT_REVISION = f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE workspace_id = ? AND note_id = ? AND version = ?"
+_SELECT_PROJECT_NOTES = f"""SELECT {_NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND project_id = ?
+    ORDER BY updated_at DESC, id DESC LIMIT ?"""
+
+_IDEMPOTENCY_COLUMNS = "workspace_id, key, request_hash, result, recorded_at, expires_at"
+_SELECT_IDEMPOTENCY = f"SELECT {_IDEMPOTENCY_COLUMNS} FROM idempotency WHERE workspace_id = ? AND key = ?"
+_UPSERT_IDEMPOTENCY = f"INSERT OR REPLACE INTO idempotency ({_IDEMPOTENCY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
+
+_WORKSPACE_COLUMNS = "id, name, created_at, plan, revision_cap"
+_PROJECT_COLUMNS = "id, workspace_id, slug, created_at, updated_at, summary, instructions, default_max_tokens"
+_KEY_COLUMNS = "id, workspace_id, name, secret_hash, created_at, project_id, read_only, revoked_at, hint"
+
+# One statement text whatever the filters (they travel as JSON arrays), so the statement cache always hits.
+# Ranking scores every match, so the first step carries only (seq, score); rows and snippets are read for the
+# few winners only (a word in every note makes the match set the whole table).
+_SEARCH = f"""WITH top AS MATERIALIZED (
+        SELECT n.seq AS seq, bm25(notes_fts, 10.0, 1.0, 2.0) AS score
+        FROM notes_fts JOIN notes AS n ON n.seq = notes_fts.rowid
+        WHERE notes_fts MATCH :match
+            AND n.workspace_id = :workspace AND n.project_id = :project AND n.deleted_at IS NULL
+            AND (:types = '[]' OR n.type IN (SELECT value FROM json_each(:types)))
+            AND (:statuses = '[]' OR n.status IN (SELECT value FROM json_each(:statuses)))
+            AND (:tags = '[]' OR EXISTS (
+                SELECT 1 FROM json_each(n.tags) AS t WHERE t.value IN (SELECT value FROM json_each(:tags))))
+        ORDER BY score LIMIT :limit)
+    SELECT {_N_NOTE_COLUMNS}, top.score, snippet(notes_fts, 1, '', '', '…', 24)
+    FROM top JOIN notes_fts ON notes_fts.rowid = top.seq JOIN notes AS n ON n.seq = top.seq
+    WHERE notes_fts MATCH :match
+    ORDER BY top.score"""
+
+_WORD = re.compile(r"\w+")
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _note_params(note: Note) -> tuple[object, ...]:
+    return (
+        note.id,
+        note.workspace_id,
+        note.project_id,
+        note.title,
+        note.body,
+        note.version,
+        note.created_at,
+        note.updated_at,
+        note.author,
+        note.write_id,
+        note.type.value,
+        note.status.value,
+        _json(note.tags),
+        _json([[link.target, link.relation] for link in note.links]),
+        note.importance,
+        int(note.canonical),
+        _json(note.supersedes),
+        _json(note.superseded_by),
+        note.deleted_at,
+    )
+
+
+def _note_from_row(row: Sequence[Any]) -> Note:
+    return Note(
+        id=row[0],
+        workspace_id=row[1],
+        project_id=row[2],
+        title=row[3],
+        body=row[4],
+        version=row[5],
+        created_at=row[6],
+        updated_at=row[7],
+        author=row[8],
+        write_id=row[9],
+        type=NoteType(row[10]),
+        status=NoteStatus(row[11]),
+        tags=tuple(json.loads(row[12])),
+        links=tuple(Link(target, relation) for target, relation in json.loads(row[13])),
+        importance=row[14],
+        canonical=bool(row[15]),
+        supersedes=tuple(json.loads(row[16])),
+        superseded_by=tuple(json.loads(row[17])),
+        deleted_at=row[18],
+    )
+
+
+def _workspace_from_row(row: Sequence[Any]) -> Workspace:
+    return Workspace(id=row[0], name=row[1], created_at=row[2], plan=Plan(row[3]), revision_cap=row[4])
+
+
+def _project_from_row(row: Sequence[Any]) -> Project:
+    return Project(
+        id=row[0],
+        workspace_id=row[1],
+        slug=row[2],
+        created_at=row[3],
+        updated_at=row[4],
+        summary=row[5],
+        instructions=row[6],
+        default_max_tokens=row[7],
+    )
+
+
+def _key_from_row(row: Sequence[Any]) -> ApiKey:
+    return ApiKey(
+        id=row[0],
+        workspace_id=row[1],
+        name=row[2],
+        secret_hash=row[3],
+        created_at=row[4],
+        project_id=row[5],
+        read_only=bool(row[6]),
+        revoked_at=row[7],
+        hint=row[8],
+    )
+
+
+def _idempotency_from_row(row: Sequence[Any]) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        workspace_id=row[0],
+        key=row[1],
+        request_hash=row[2],
+        result=json.loads(row[3]),
+        recorded_at=row[4],
+        expires_at=row[5],
+    )
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    return exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _create_fts(connection: sqlite3.Connection) -> bool:
+    """Create and fill the full-text table; False when this SQLite has no FTS5 (the store still works)."""
+    try:
+        connection.execute(_FTS_TABLE)
+    except sqlite3.OperationalError:
+        return False
+    # Also indexes what a database first opened without FTS5 already holds.
+    connection.execute("INSERT INTO notes_fts (notes_fts) VALUES ('rebuild')")
+    return True
+
+
+class _ThreadConnection:
+    """Holds one thread's connection; when the thread ends, its thread-local slot dies and closes it."""
+
+    __slots__ = ("connection", "__weakref__")
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+
+class SqliteStore:
+    """Every store port over one SQLite file (not ':memory:': each thread opens its own connection)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = os.fspath(path)
+        if self._path == ":memory:" or self._path.startswith("file::memory:"):
+            raise ValueError("SqliteStore needs a database file; each thread opens its own connection.")
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._slots: weakref.WeakSet[_ThreadConnection] = weakref.WeakSet()
+        self._closed = False
+        Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        self._create_schema()
+
+    # ----- connections and transactions --------------------------------------------------------------------
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use); shared with other adapters over the same file."""
+        slot: _ThreadConnection | None = getattr(self._local, "slot", None)
+        if slot is None or self._closed:
+            slot = self._open()
+        return slot.connection
+
+    def close(self) -> None:
+        """Close every thread's connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._closed = True
+            slots = list(self._slots)
+        for slot in slots:
+            slot.connection.close()
+
+    def _open(self) -> _ThreadConnection:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("This SqliteStore is closed; open a new one.")
+            # isolation_level=None: no implicit transactions, we issue BEGIN IMMEDIATE ourselves.
+            # check_same_thread=False only so close() and the finalizer may close it from another thread.
+            connection = sqlite3.connect(
+                self._path,
+                timeout=BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,
+                check_same_thread=False,
+                cached_statements=256,
+            )
+            try:
+                connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+                connection.execute("PRAGMA journal_mode = WAL")
+                # With WAL, NORMAL never corrupts the file; a power cut (not a crash) may lose recent commits.
+                connection.execute("PRAGMA synchronous = NORMAL")
+                # Reads through the OS page cache, shared by every connection, instead of a private copy each.
+                connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+            except sqlite3.Error:
+                connection.close()
+                raise
+            slot = _ThreadConnection(connection)
+            # Server threads come and go (worker pools): close a connection when its thread is gone.
+            weakref.finalize(slot, connection.close)
+            self._slots.add(slot)
+            self._local.slot = slot
+            return slot
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, rolled back on any error; a busy database becomes UnavailableError."""
+        try:
+            connection = self.connection()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield connection
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise UnavailableError("The local database is busy; retry in a moment.") from exc
+            raise
+
+    def _create_schema(self) -> None:
+        with self._transaction() as connection:
+            (version,) = connection.execute("PRAGMA user_version").fetchone()
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self._path} has schema version {version}, newer than this Notewell "
+                    f"({SCHEMA_VERSION}); upgrade Notewell to open it."
+                )
+            for statement in _SCHEMA:
+                connection.execute(statement)
+            has_fts = (
+                connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'notes_fts'").fetchone()
+                is not None
+            ) or _create_fts(connection)
+            if has_fts:
+                for trigger in _FTS_TRIGGERS:
+                    connection.execute(trigger)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    # ----- workspaces --------------------------------------------------------------------------------------
+
+    def create_workspace(self, workspace: Workspace) -> None:
+        try:
+            with self._transaction() as connection:
+                connection.execute(
+                    f"INSERT INTO workspaces ({_WORKSPACE_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                    (
+                        workspace.id,
+                        workspace.name,
+                        workspace.created_at,
+                        workspace.plan.value,
+                        workspace.revision_cap,
+                    ),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise AlreadyExistsError(f"Workspace {workspace.id} already exists; use it or pick a new id.") from exc
+
+    def get_workspace(self, workspace_id: str) -> Workspace | None:
+        row = (
+            self.connection()
+            .execute(f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,))
+            .fetchone()
+        )
+        return None if row is None else _workspace_from_row(row)
+
+    def list_workspaces(self) -> list[Workspace]:
+        rows = self.connection().execute(f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces ORDER BY created_at, id")
+        return [_workspace_from_row(row) for row in rows]
+
+    # ----- projects ----------------------------------------------------------------------------------------
+
+    def get_project(self, workspace_id: str, slug: str) -> Project | None:
+        row = (
+            self.connection()
+            .execute(
+                f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE workspace_id = ? AND slug = ?",
+                (workspace_id, slug),
+            )
+            .fetchone()
+        )
+        return None if row is None else _project_from_row(row)
+
+    def get_project_by_id(self, workspace_id: str, project_id: str) -> Project | None:
+        row = (
+            self.connection()
+            .execute(
+                f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE workspace_id = ? AND id = ?",
+                (workspace_id, project_id),
+            )
+            .fetchone()
+        )
+        return None if row is None else _project_from_row(row)
+
+    def create_project(self, project: Project) -> Project:
+        with self._transaction() as connection:
+            connection.execute(
+                f"INSERT INTO projects ({_PROJECT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (
+                    project.id,
+                    project.workspace_id,
+                    project.slug,
+                    project.created_at,
+                    project.updated_at,
+                    project.summary,
+                    project.instructions,
+                    project.default_max_tokens,
+                ),
+            )
+            row = connection.execute(
+                f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE workspace_id = ? AND slug = ?",
+                (project.workspace_id, project.slug),
+            ).fetchone()
+        if row is None:  # the id, not the slug, was taken
+            raise AlreadyExistsError(f"Project id {project.id} is already used; create the project with a new id.")
+        return _project_from_row(row)
+
+    def save_project(self, project: Project) -> None:
+        with self._transaction() as connection:
+            connection.execute(
+                """UPDATE projects SET summary = ?, instructions = ?, default_max_tokens = ?, updated_at = ?
+                WHERE workspace_id = ? AND id = ?""",
+                (
+                    project.summary,
+                    project.instructions,
+                    project.default_max_tokens,
+                    project.updated_at,
+                    project.workspace_id,
+                    project.id,
+                ),
+            )
+
+    def list_projects(self, workspace_id: str) -> list[Project]:
+        rows = self.connection().execute(
+            f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE workspace_id = ? ORDER BY slug", (workspace_id,)
+        )
+        return [_project_from_row(row) for row in rows]
+
+    # ----- notes -------------------------------------------------------------------------------------------
+
+    def get_note(self, workspace_id: str, note_id: str) -> Note | None:
+        row = self.connection().execute(_SELECT_NOTE, (workspace_id, note_id)).fetchone()
+        return None if row is None else _note_from_row(row)
+
+    def get_notes(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, Note]:
+        if not note_ids:
+            return {}
+        rows = self.connection().execute(_SELECT_NOTES, (workspace_id, _json(list(note_ids))))
+        return {note.id: note for note in map(_note_from_row, rows)}
+
+    def commit(
+        self,
+        workspace_id: str,
+        writes: Sequence[NoteWrite],
+        *,
+        revision_cap: int,
+        idempotency: IdempotencyRecord | None = None,
+    ) -> None:
+        for write in writes:
+            if write.note.workspace_id != workspace_id:
+                raise ValueError(f"note {write.note.id} belongs to another workspace than the commit")
+        if idempotency is not None and idempotency.workspace_id != workspace_id:
+            raise ValueError("the idempotency record belongs to another workspace than the commit")
+        with self._transaction() as connection:
+            if idempotency is not None:
+                self._record_idempotency(connection, idempotency)
+            for write in writes:
+                self._apply(connection, workspace_id, write, revision_cap)
+
+    def _record_idempotency(self, connection: sqlite3.Connection, record: IdempotencyRecord) -> None:
+        row = connection.execute(_SELECT_IDEMPOTENCY, (record.workspace_id, record.key)).fetchone()
+        if row is not None:
+            existing = _idempotency_from_row(row)
+            if existing.expires_at > record.recorded_at:
+                raise IdempotencyKeyTakenError(existing)
+        connection.execute(
+            _UPSERT_IDEMPOTENCY,
+            (
+                record.workspace_id,
+                record.key,
+                record.request_hash,
+                _json(record.result),
+                record.recorded_at,
+                record.expires_at,
+            ),
+        )
+
+    def _apply(self, connection: sqlite3.Connection, workspace_id: str, write: NoteWrite, revision_cap: int) -> None:
+        note = write.note
+        if write.expected_version is None:
+            changed = connection.execute(_INSERT_NOTE, _note_params(note)).rowcount
+        else:
+            changed = connection.execute(
+                _UPDATE_NOTE, (*_note_params(note)[2:], workspace_id, note.id, write.expected_version)
+            ).rowcount
+        if changed != 1:
+            row = connection.execute(_SELECT_VERSION, (workspace_id, note.id)).fetchone()
+            raise VersionConflictError(note.id, write.expected_version or 0, 0 if row is None else row[0])
+        previous = write.previous
+        if previous is not None:
+            connection.execute(_INSERT_REVISION, _note_params(previous))
+            connection.execute(_PRUNE_REVISIONS, (workspace_id, previous.id, revision_cap))
+
+    def list_revisions(
+        self, workspace_id: str, note_id: str, *, limit: int, before_version: int | None = None
+    ) -> list[Note]:
+        upper = _NO_UPPER_BOUND if before_version is None else before_version
+        rows = self.connection().execute(_SELECT_REVISIONS, (workspace_id, note_id, upper, limit))
+        return [_note_from_row(row) for row in rows]
+
+    def get_revision(self, workspace_id: str, note_id: str, version: int) -> Note | None:
+        row = self.connection().execute(_SELECT_REVISION, (workspace_id, note_id, version)).fetchone()
+        return None if row is None else _note_from_row(row)
+
+    def get_idempotency(self, workspace_id: str, key: str) -> IdempotencyRecord | None:
+        row = self.connection().execute(_SELECT_IDEMPOTENCY, (workspace_id, key)).fetchone()
+        return None if row is None else _idempotency_from_row(row)
+
+    def project_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
+        rows = self.connection().execute(_SELECT_PROJECT_NOTES, (workspace_id, project_id, limit))
+        return [_note_from_row(row) for row in rows]
+
+    # ----- API keys ----------------------------------------------------------------------------------------
+
+    def put_key(self, key: ApiKey) -> None:
+        try:
+            with self._transaction() as connection:
+                connection.execute(
+                    f"""INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (workspace_id, id) DO UPDATE SET name = excluded.name,
+                        secret_hash = excluded.secret_hash, created_at = excluded.created_at,
+                        project_id = excluded.project_id, read_only = excluded.read_only,
+                        revoked_at = excluded.revoked_at, hint = excluded.hint""",
+                    (
+                        key.id,
+                        key.workspace_id,
+                        key.name,
+                        key.secret_hash,
+                        key.created_at,
+                        key.project_id,
+                        int(key.read_only),
+                        key.revoked_at,
+                        key.hint,
+                    ),
+                )
+        except sqlite3.IntegrityError as exc:
+            raise AlreadyExistsError("Another key has the same secret; generate a new secret.") from exc
+
+    def find_key(self, secret_hash: str) -> ApiKey | None:
+        # The one lookup without a workspace: authentication is what tells us the workspace.
+        row = (
+            self.connection()
+            .execute(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?", (secret_hash,))
+            .fetchone()
+        )
+        return None if row is None else _key_from_row(row)
+
+    def list_keys(self, workspace_id: str) -> list[ApiKey]:
+        rows = self.connection().execute(
+            f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? ORDER BY created_at, id",
+            (workspace_id,),
+        )
+        return [_key_from_row(row) for row in rows]
+
+    def revoke_key(self, workspace_id: str, key_id: str, revoked_at: str) -> ApiKey | None:
+        with self._transaction() as connection:
+            # The first revocation time stands: revoking again changes nothing.
+            connection.execute(
+                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE workspace_id = ? AND id = ?",
+                (revoked_at, workspace_id, key_id),
+            )
+            row = connection.execute(
+                f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE workspace_id = ? AND id = ?",
+                (workspace_id, key_id),
+            ).fetchone()
+        return None if row is None else _key_from_row(row)
+
+
+def match_expression(text: str) -> str | None:
+    """An FTS5 MATCH expression in which any word of `text` matches; None when `text` has no words.
+
+    Every term is a quoted string, so no user input can reach the FTS5 query syntax (AND, NEAR, *, ^, :).
+    """
+    terms = list(dict.fromkeys(word.casefold() for word in _WORD.findall(text)))[:MAX_QUERY_TERMS]
+    if not terms:
+        return None
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+class SqliteFullTextIndex:
+    """SearchIndex over the store's FTS5 table (kept in sync by triggers, so it never lags a commit)."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    def search(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[SearchHit]:
+        match = match_expression(query)
+        if match is None or limit <= 0:
+            return []
+        params = {
+            "match": match,
+            "workspace": workspace_id,
+            "project": project_id,
+            "types": _json(sorted(filters.types)),
+            "statuses": _json(sorted(filters.statuses)),
+            "tags": _json(sorted(filters.tags)),
+            "limit": limit,
+        }
+        try:
+            rows = self._store.connection().execute(_SEARCH, params).fetchall()
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
+        hits: list[SearchHit] = []
+        for row in rows:
+            note = _note_from_row(row)
+            snippet = rules.excerpt(row[-1] or note.body, SNIPPET_CHARS)
+            # bm25() is negative, lower is better; callers want positive, higher is better.
+            hits.append(SearchHit(note, -float(row[-2]), snippet))
+        return hits

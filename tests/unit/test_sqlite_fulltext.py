@@ -1,0 +1,241 @@
+"""SqliteFullTextIndex: FTS5 ranking, stemming, filters, scoping, hostile input and failure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore, match_expression
+from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, SearchFilters, SearchHit
+from notewell.ports import SearchUnavailableError
+
+WS = "ws_alpha"
+PROJECT = "prj_one"
+T0 = "2026-01-05T09:00:00.000Z"
+NO_FILTERS = SearchFilters()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    sqlite_store = SqliteStore(tmp_path / "notewell.db")
+    try:
+        yield sqlite_store
+    finally:
+        sqlite_store.close()
+
+
+@pytest.fixture
+def index(store: SqliteStore) -> SqliteFullTextIndex:
+    return SqliteFullTextIndex(store)
+
+
+def make_note(n: int, title: str, body: str = "", **fields: object) -> Note:
+    values: dict[str, object] = {"workspace_id": WS, "project_id": PROJECT, **fields}
+    return Note(
+        id=f"n_{n:026d}",
+        title=title,
+        body=body,
+        version=1,
+        created_at=T0,
+        updated_at=T0,
+        author="key_test",
+        write_id=f"w_{n}",
+        **values,  # type: ignore[arg-type]
+    )
+
+
+def add(store: SqliteStore, *notes: Note) -> None:
+    for note in notes:
+        store.commit(note.workspace_id, [NoteWrite(note, expected_version=None)], revision_cap=50)
+
+
+def ids(hits: list[SearchHit]) -> list[str]:
+    """The notes' numbers, in hit order."""
+    return [str(int(hit.note.id[2:])) for hit in hits]
+
+
+def test_a_title_match_ranks_above_a_body_match(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(
+        store,
+        make_note(1, "Deploy checklist", "Before shipping, rotate the webhook secret."),
+        make_note(2, "Webhook secret rotation", "Rotate every quarter."),
+        make_note(3, "Unrelated", "Nothing to see."),
+    )
+
+    hits = index.search(WS, PROJECT, "webhook", NO_FILTERS, 10)
+
+    assert ids(hits) == ["2", "1"]
+    assert hits[0].score > hits[1].score > 0
+
+
+def test_word_forms_match_through_stemming_and_diacritics(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(store, make_note(1, "Jobs", "The importer is running nightly."), make_note(2, "Menu", "Café opening hours."))
+
+    assert ids(index.search(WS, PROJECT, "run", NO_FILTERS, 10)) == ["1"]
+    assert ids(index.search(WS, PROJECT, "runs", NO_FILTERS, 10)) == ["1"]
+    assert ids(index.search(WS, PROJECT, "cafe", NO_FILTERS, 10)) == ["2"]
+
+
+def test_any_word_of_the_query_is_enough_and_more_words_rank_higher(
+    store: SqliteStore, index: SqliteFullTextIndex
+) -> None:
+    add(
+        store,
+        make_note(1, "Cache", "Redis cache for sessions."),
+        make_note(2, "Sessions", "Sessions expire after an hour."),
+        make_note(3, "Both", "The redis cache holds sessions that expire."),
+    )
+
+    hits = index.search(WS, PROJECT, "redis expire banana", NO_FILTERS, 10)
+
+    assert ids(hits)[0] == "3"
+    assert set(ids(hits)) == {"1", "2", "3"}
+
+
+def test_tags_are_searched(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(store, make_note(1, "Login", "Password rules.", tags=("authentication",)), make_note(2, "Other", "x"))
+
+    assert ids(index.search(WS, PROJECT, "authentication", NO_FILTERS, 10)) == ["1"]
+
+
+def test_filters_by_type_status_and_tag(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(
+        store,
+        make_note(1, "Queue decision", "queue", type=NoteType.DECISION, tags=("infra",)),
+        make_note(2, "Queue fact", "queue", type=NoteType.FACT, tags=("infra", "aws")),
+        make_note(3, "Queue old", "queue", type=NoteType.DECISION, status=NoteStatus.HISTORICAL),
+    )
+
+    def found(filters: SearchFilters) -> set[str]:
+        return set(ids(index.search(WS, PROJECT, "queue", filters, 10)))
+
+    assert found(NO_FILTERS) == {"1", "2", "3"}
+    assert found(SearchFilters(types=frozenset({NoteType.DECISION}))) == {"1", "3"}
+    assert found(SearchFilters(statuses=frozenset({NoteStatus.CURRENT}))) == {"1", "2"}
+    assert found(SearchFilters(tags=frozenset({"aws", "missing"}))) == {"2"}
+    assert found(SearchFilters(types=frozenset({NoteType.DECISION}), tags=frozenset({"infra"}))) == {"1"}
+    assert found(SearchFilters(types=frozenset({NoteType.TASK}))) == set()
+
+
+def test_deleted_notes_are_not_found(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(store, make_note(1, "Kafka topic", "kafka"), make_note(2, "Kafka gone", "kafka", deleted_at=T0))
+
+    assert ids(index.search(WS, PROJECT, "kafka", NO_FILTERS, 10)) == ["1"]
+
+
+def test_other_workspaces_and_projects_are_not_searched(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(
+        store,
+        make_note(1, "Mine", "terraform"),
+        make_note(2, "Other project", "terraform", project_id="prj_two"),
+        make_note(3, "Other workspace", "terraform", workspace_id="ws_beta"),
+    )
+
+    assert ids(index.search(WS, PROJECT, "terraform", NO_FILTERS, 10)) == ["1"]
+    assert ids(index.search("ws_beta", PROJECT, "terraform", NO_FILTERS, 10)) == ["3"]
+
+
+def test_the_index_follows_edits(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    before = make_note(1, "Broker", "We use rabbitmq.")
+    add(store, before)
+    after = replace(before, body="We moved to nats.", version=2)
+
+    store.commit(WS, [NoteWrite(after, expected_version=1, previous=before)], revision_cap=50)
+
+    assert index.search(WS, PROJECT, "rabbitmq", NO_FILTERS, 10) == []
+    assert [hit.note for hit in index.search(WS, PROJECT, "nats", NO_FILTERS, 10)] == [after]
+
+
+def test_limit_caps_the_hits(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(store, *(make_note(n, f"Lambda note {n}", "lambda") for n in range(1, 8)))
+
+    assert len(index.search(WS, PROJECT, "lambda", NO_FILTERS, 3)) == 3
+    assert index.search(WS, PROJECT, "lambda", NO_FILTERS, 0) == []
+
+
+def test_snippet_is_short_text_from_the_body_around_the_match(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    body = "filler words here. " * 200 + "The flaky integration test needs a retry.\n" + "more filler. " * 200
+    add(store, make_note(1, "Testing", body))
+
+    (hit,) = index.search(WS, PROJECT, "flaky", NO_FILTERS, 10)
+
+    assert "flaky" in hit.snippet
+    assert len(hit.snippet) <= 201
+    assert "\n" not in hit.snippet
+
+
+def test_snippet_falls_back_to_the_body_start_when_only_the_title_matches(
+    store: SqliteStore, index: SqliteFullTextIndex
+) -> None:
+    add(store, make_note(1, "Postgres upgrade", "Plan:\n1. snapshot\n2. upgrade"), make_note(2, "Postgres", ""))
+
+    hits = {hit.note.id[-1]: hit for hit in index.search(WS, PROJECT, "postgres", NO_FILTERS, 10)}
+
+    assert hits["1"].snippet.startswith("Plan: 1. snapshot")
+    assert hits["2"].snippet == ""
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'foo"bar',
+        '"',
+        "AND",
+        "OR NOT",
+        "*",
+        "foo*",
+        "NEAR(",
+        "NEAR(a b",
+        "title:x",
+        "^start",
+        "a + b",
+        "(((",
+        "-",
+        "…",
+        "   ",
+        "",
+        "'; DROP TABLE notes; --",
+        "{title body}: x",
+        "\x00",
+    ],
+)
+def test_hostile_queries_never_raise(store: SqliteStore, index: SqliteFullTextIndex, query: str) -> None:
+    add(store, make_note(1, "foo bar and near title", "start x b"))
+
+    hits = index.search(WS, PROJECT, query, NO_FILTERS, 10)
+
+    assert all(hit.note.id.endswith("1") for hit in hits)
+    assert store.get_note(WS, "n_" + "0" * 25 + "1") is not None
+
+
+def test_queries_are_quoted_terms_joined_by_or() -> None:
+    assert match_expression('Foo"bar AND near(') == '"foo" OR "bar" OR "and" OR "near"'
+    assert match_expression("foo foo FOO") == '"foo"'
+    assert match_expression(" *-( ") is None
+
+
+def test_a_missing_fulltext_table_raises_search_unavailable(store: SqliteStore, index: SqliteFullTextIndex) -> None:
+    add(store, make_note(1, "Indexed", "text"))
+    store.connection().execute("DROP TABLE notes_fts")
+
+    with pytest.raises(SearchUnavailableError):
+        index.search(WS, PROJECT, "indexed", NO_FILTERS, 10)
+
+
+def test_reopening_rebuilds_a_missing_fulltext_index(tmp_path: Path) -> None:
+    first = SqliteStore(tmp_path / "notewell.db")
+    try:
+        add(first, make_note(1, "Survivor", "kept across restarts"))
+        first.connection().execute("DROP TABLE notes_fts")
+    finally:
+        first.close()
+
+    reopened = SqliteStore(tmp_path / "notewell.db")
+    try:
+        assert ids(SqliteFullTextIndex(reopened).search(WS, PROJECT, "restarts", NO_FILTERS, 10)) == ["1"]
+        assert reopened.get_note(WS, "n_" + "0" * 25 + "1") is not None
+    finally:
+        reopened.close()
