@@ -1,0 +1,31 @@
+"""MCP function: API Gateway HTTP API → Mangum → the Notewell MCP app on DynamoDB."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import TYPE_CHECKING, Any
+
+from notewell.bootstrap import Services, bootstrap
+from notewell.config import Settings
+from notewell.entrypoints.http import build_app
+from notewell.entrypoints.lambda_asgi import invoke_asgi
+from notewell.entrypoints.logs import configure_logging
+from notewell.entrypoints.mcp_tools import build_server
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+
+@functools.cache
+def _runtime() -> tuple[MCPServer, Services, Settings]:
+    # First invocation of a container: read settings, build boto3 clients and the MCP server once.
+    settings = Settings.from_env(os.environ)
+    configure_logging(os.environ.get("LOG_LEVEL", "INFO"))
+    services = bootstrap(settings)
+    return build_server(services), services, settings
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    server, services, settings = _runtime()
+    return invoke_asgi(build_app(server, services, allowed_hosts=settings.allowed_hosts), event, context)

@@ -1,0 +1,430 @@
+"""The MCP surface: each tool parses its arguments, makes one service call and shapes the result.
+
+Tool parameters carry the contract's wire names (camelCase, `id`), because the SDK derives the input schema
+from the signature.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import time
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec
+
+from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from notewell.domain.errors import NotewellError, UnauthenticatedError
+from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
+from notewell.entrypoints.wire import (
+    LinkOut,
+    NoteFull,
+    NotesBatch,
+    NoteWritten,
+    ProjectList,
+    ProjectOut,
+    RevisionItem,
+    RevisionList,
+    SearchItem,
+    SearchResult,
+)
+from notewell.services.notes import NoteChanges, PatchMode
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from notewell.bootstrap import Services
+
+logger = logging.getLogger("notewell.tools")
+
+# Set per HTTP request by the auth middleware (entrypoints/http.py); tools never see a token.
+CURRENT_PRINCIPAL: ContextVar[Principal | None] = ContextVar("notewell_principal", default=None)
+CURRENT_REQUEST_ID: ContextVar[str] = ContextVar("notewell_request_id", default="-")
+
+# Strings longer than this are cut in the text block: structuredContent already carries them in full.
+TEXT_BLOCK_STRING_LIMIT = 1_000
+
+SERVER_INSTRUCTIONS = (
+    "Notewell is this project's durable memory: decisions, constraints, failed approaches, status and "
+    "handoffs that outlive your session. Search before re-deciding something; write down what the next "
+    "agent must know. Reads are lean: fetch full bodies with get_note or get_notes by id."
+)
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+EDIT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+IDEMPOTENT_EDIT = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+RESTORE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+P = ParamSpec("P")
+
+# ----- shared argument types ---------------------------------------------------------------------------------
+
+ProjectArg = Annotated[
+    str, Field(description="Project slug, e.g. 'billing-api'. Created on first write.", max_length=64)
+]
+NoteIdArg = Annotated[str, Field(description="Note id ('n_…') from search_notes, get_context or a write.")]
+ExpectedVersionArg = Annotated[
+    int | None,
+    Field(description="The version you last read; the edit is refused (409) if the note moved on.", ge=1),
+]
+_TYPE_HELP = (
+    "decision, constraint, architecture, fact, incident, failed_approach, procedure, status, task, handoff, "
+    "preference, reference or note."
+)
+_STATUS_HELP = "current, historical, disputed or pending ('superseded' comes from supersedes)."
+_TAGS_HELP = "Short topic words, e.g. ['auth', 'api']."
+_LINKS_HELP = "Links to other notes of the project."
+TypeArg = Annotated[NoteType, Field(description=_TYPE_HELP)]
+OptionalTypeArg = Annotated[NoteType | None, Field(description=_TYPE_HELP)]
+StatusArg = Annotated[NoteStatus, Field(description=_STATUS_HELP)]
+OptionalStatusArg = Annotated[NoteStatus | None, Field(description=_STATUS_HELP)]
+TagsArg = Annotated[list[str] | None, Field(description=_TAGS_HELP, max_length=20)]
+
+
+class LinkIn(BaseModel):
+    target: str = Field(description="Id of the note to link to.")
+    relation: str = Field(default="related", description="How this note relates to it, e.g. 'depends_on'.")
+
+
+LinksArg = Annotated[list[LinkIn] | None, Field(description=_LINKS_HELP, max_length=50)]
+
+
+def caller() -> Principal:
+    principal = CURRENT_PRINCIPAL.get()
+    if principal is None:
+        raise UnauthenticatedError("No credentials on this request; send an API key as a Bearer token.")
+    return principal
+
+
+def _compact_text(payload: object) -> str:
+    def shorten(value: object) -> object:
+        if isinstance(value, str) and len(value) > TEXT_BLOCK_STRING_LIMIT:
+            return value[:TEXT_BLOCK_STRING_LIMIT] + f"…[{len(value):,} chars; full text in structuredContent]"
+        if isinstance(value, dict):
+            return {k: shorten(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [shorten(v) for v in value]
+        return value
+
+    return json.dumps(shorten(payload), ensure_ascii=False, separators=(",", ":"))
+
+
+def error_result(status: int, code: str, message: str, **details: object) -> CallToolResult:
+    error = {"status": status, "code": code, "message": message, **details}
+    return CallToolResult(
+        is_error=True,
+        content=[TextContent(type="text", text=message)],
+        structured_content={"error": error},
+    )
+
+
+def tool_result(fn: Callable[P, BaseModel]) -> Callable[P, CallToolResult]:
+    """Wire model → compact text + structuredContent; NotewellError → isError result; one log line per call."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
+        started = time.perf_counter()
+        principal = CURRENT_PRINCIPAL.get()
+        outcome = "ok"
+        try:
+            model = fn(*args, **kwargs)
+            structured = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return CallToolResult(
+                content=[TextContent(type="text", text=_compact_text(structured))],
+                structured_content=structured,
+            )
+        except NotewellError as exc:
+            outcome = exc.code
+            return error_result(exc.status, exc.code, exc.message, **exc.details())
+        except Exception:
+            outcome = "internal"
+            logger.exception("tool failed", extra={"tool": fn.__name__, "request_id": CURRENT_REQUEST_ID.get()})
+            return error_result(
+                500,
+                "internal",
+                "Notewell hit an internal error; retry once, then report the request id.",
+                requestId=CURRENT_REQUEST_ID.get(),
+            )
+        finally:
+            logger.info(
+                "tool call",
+                extra={
+                    "tool": fn.__name__,
+                    "workspace": principal.workspace_id if principal else None,
+                    "actor": principal.actor if principal else None,
+                    "outcome": outcome,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "request_id": CURRENT_REQUEST_ID.get(),
+                },
+            )
+
+    return wrapper
+
+
+def _links(links: list[LinkIn] | None) -> list[Link] | None:
+    return None if links is None else [Link(x.target, x.relation) for x in links]
+
+
+def build_server(services: Services) -> MCPServer:
+    server: MCPServer = MCPServer(
+        name="notewell",
+        title="Notewell",
+        instructions=SERVER_INSTRUCTIONS,
+        version="0.1.0",
+        log_level="WARNING",
+        subscriptions=False,
+        middleware=[_BadArgumentsAsErrors()],
+    )
+
+    def tool(name: str, title: str, annotations: ToolAnnotations) -> Callable[[Callable[P, BaseModel]], None]:
+        def register(fn: Callable[P, BaseModel]) -> None:
+            server.add_tool(tool_result(fn), name=name, title=title, annotations=annotations)
+
+        return register
+
+    notes = services.notes
+
+    # ----- direct note access -------------------------------------------------------------------------------
+
+    @tool("create_note", "Create note", CREATE)
+    def create_note(
+        project: ProjectArg,
+        title: Annotated[str, Field(description="Short, specific title (under 200 characters).")],
+        body: Annotated[str, Field(description="Markdown body: the why, not just the what.")],
+        type: TypeArg = NoteType.NOTE,
+        status: StatusArg = NoteStatus.CURRENT,
+        tags: TagsArg = None,
+        links: LinksArg = None,
+        importance: Annotated[int, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = 3,
+        canonical: Annotated[bool, Field(description="True for the authoritative note on its topic.")] = False,
+        supersedes: Annotated[
+            list[str] | None, Field(description="Ids of notes this one replaces; they become 'superseded'.")
+        ] = None,
+        idempotencyKey: Annotated[
+            str | None,
+            Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
+        ] = None,
+    ) -> NoteWritten:
+        """Store a new note with an explicit title and body. Prefer remember for free-form memories; use this
+        when you know exactly what to store. Returns the note's lean form (id, version)."""
+        return NoteWritten.of_view(
+            notes.create(
+                caller(),
+                project,
+                title=title,
+                body=body,
+                type=type,
+                status=status,
+                tags=tags or (),
+                links=_links(links) or (),
+                importance=importance,
+                canonical=canonical,
+                supersedes=supersedes or (),
+                idempotency_key=idempotencyKey,
+            )
+        )
+
+    @tool("get_note", "Get note", READ_ONLY)
+    def get_note(id: NoteIdArg) -> NoteFull:
+        """Fetch one note with its full body and metadata. Use after search_notes or get_context gave its id."""
+        return NoteFull.of_view(notes.get(caller(), id))
+
+    @tool("get_notes", "Get notes", READ_ONLY)
+    def get_notes(
+        ids: Annotated[list[str], Field(description="Up to 50 note ids.", min_length=1, max_length=50)],
+    ) -> NotesBatch:
+        """Fetch several notes with full bodies in one call. Unknown or deleted ids are listed under missing."""
+        batch = notes.get_many(caller(), ids)
+        return NotesBatch(notes=[NoteFull.of_view(v) for v in batch.found], missing=batch.missing)
+
+    @tool("update_note", "Update note", EDIT)
+    def update_note(
+        id: NoteIdArg,
+        expectedVersion: ExpectedVersionArg = None,
+        title: Annotated[str | None, Field(description="New title.")] = None,
+        body: Annotated[str | None, Field(description="New body, replacing the old one entirely.")] = None,
+        type: OptionalTypeArg = None,
+        status: OptionalStatusArg = None,
+        tags: TagsArg = None,
+        links: LinksArg = None,
+        importance: Annotated[int | None, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = None,
+        canonical: Annotated[bool | None, Field(description="Mark as the authoritative note.")] = None,
+    ) -> NoteWritten:
+        """Change fields of a note; omitted fields stay as they are. Pass expectedVersion (the version you read)
+        so you never overwrite someone else's edit. For small body edits prefer patch_note."""
+        changes = NoteChanges(
+            title=title,
+            body=body,
+            type=type,
+            status=status,
+            tags=tags,
+            links=_links(links),
+            importance=importance,
+            canonical=canonical,
+        )
+        return NoteWritten.of_view(notes.update(caller(), id, changes, expected_version=expectedVersion))
+
+    @tool("patch_note", "Patch note", EDIT)
+    def patch_note(
+        id: NoteIdArg,
+        mode: Annotated[
+            Literal["append", "prepend", "replace"],
+            Field(description="append or prepend text, or replace the first exact occurrence of find."),
+        ],
+        text: Annotated[str, Field(description="Text to add, or the replacement for find.")],
+        find: Annotated[
+            str | None, Field(description="With mode 'replace': exact literal text to replace (first occurrence).")
+        ] = None,
+        expectedVersion: ExpectedVersionArg = None,
+    ) -> NoteWritten:
+        """Edit a note's body without resending it: append, prepend, or replace an exact snippet. If find does
+        not occur, nothing is written and you get a 422: re-read the note with get_note."""
+        return NoteWritten.of_view(
+            notes.patch(caller(), id, mode=PatchMode(mode), text=text, find=find, expected_version=expectedVersion)
+        )
+
+    @tool("delete_note", "Delete note", IDEMPOTENT_EDIT)
+    def delete_note(id: NoteIdArg, expectedVersion: ExpectedVersionArg = None) -> NoteWritten:
+        """Soft-delete a note: it leaves searches and context but keeps its history; restore_note undoes it.
+        To retire an outdated note, prefer superseding it with its replacement."""
+        return NoteWritten.of_view(notes.delete(caller(), id, expected_version=expectedVersion))
+
+    @tool("restore_note", "Restore note", RESTORE)
+    def restore_note(id: NoteIdArg) -> NoteWritten:
+        """Bring back a soft-deleted note (a new version). Restoring a note that is not deleted changes nothing."""
+        return NoteWritten.of_view(notes.restore(caller(), id))
+
+    # ----- history ------------------------------------------------------------------------------------------
+
+    @tool("list_note_revisions", "List note revisions", READ_ONLY)
+    def list_note_revisions(
+        id: NoteIdArg,
+        limit: Annotated[int, Field(description="Revisions per page (1-100).", ge=1, le=100)] = 20,
+        cursor: Annotated[str | None, Field(description="nextCursor from the previous page.")] = None,
+        includeBody: Annotated[bool, Field(description="Include each revision's full body; costs tokens.")] = False,
+    ) -> RevisionList:
+        """List earlier versions of a note, newest first, to see how and why it changed."""
+        page = notes.revisions(caller(), id, limit=limit, cursor=cursor)
+        return RevisionList(
+            id=page.note.id,
+            current_version=page.note.version,
+            revisions=[RevisionItem.of(r, includeBody) for r in page.revisions],
+            next_cursor=page.next_cursor,
+        )
+
+    @tool("get_note_revision", "Get note revision", READ_ONLY)
+    def get_note_revision(
+        id: NoteIdArg, version: Annotated[int, Field(description="Version number to fetch.", ge=1)]
+    ) -> NoteFull:
+        """Fetch one earlier version of a note with its full body."""
+        principal = caller()
+        revision = notes.revision(principal, id, version)
+        project = services.auth.project_slug(principal.workspace_id, revision.project_id) or ""
+        return NoteFull.of(revision, project)
+
+    # ----- search -------------------------------------------------------------------------------------------
+
+    @tool("search_notes", "Search notes", READ_ONLY)
+    def search_notes(
+        project: ProjectArg,
+        query: Annotated[str, Field(description="Words or a question to look for.")],
+        semantic: Annotated[
+            bool, Field(description="Prefer meaning over exact words; always safe, falls back to keywords.")
+        ] = False,
+        types: Annotated[list[NoteType] | None, Field(description="Only these note types.")] = None,
+        statuses: Annotated[list[NoteStatus] | None, Field(description="Only these statuses.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Only notes with at least one of these tags.")] = None,
+        limit: Annotated[int, Field(description="Maximum results (1-50).", ge=1, le=50)] = 10,
+        includeBody: Annotated[bool, Field(description="Return full bodies; costs tokens.")] = False,
+    ) -> SearchResult:
+        """Find notes in a project by keywords; results are lean (id, title, snippet, score). Check here before
+        re-deciding something, then fetch what matters with get_notes."""
+        filters = SearchFilters(
+            types=frozenset(types or ()),
+            statuses=frozenset(statuses or ()),
+            tags=frozenset(t.strip().lower() for t in tags or ()),
+        )
+        outcome = services.search.run(caller(), project, query, semantic=semantic, filters=filters, limit=limit)
+        notice = None
+        if not outcome.project_exists:
+            notice = f"Project {project!r} has no notes yet; create_note or remember starts it."
+        elif not outcome.hits:
+            notice = "No note matches; try other words, fewer filters, or semantic: true."
+        return SearchResult(
+            project=project,
+            search_mode=outcome.mode.value,
+            results=[SearchItem.of(h, includeBody) for h in outcome.hits],
+            notice=notice,
+        )
+
+    # ----- projects -----------------------------------------------------------------------------------------
+
+    @tool("list_projects", "List projects", READ_ONLY)
+    def list_projects() -> ProjectList:
+        """List the projects this key can see, with their summaries."""
+        projects = services.projects.list(caller())
+        notice = None if projects else "No projects yet; the first create_note or remember creates one."
+        return ProjectList(projects=[ProjectOut.of(p) for p in projects], notice=notice)
+
+    @tool("update_project", "Update project", IDEMPOTENT_EDIT)
+    def update_project(
+        project: ProjectArg,
+        summary: Annotated[str | None, Field(description="What the project is, in a few sentences.")] = None,
+        instructions: Annotated[
+            str | None, Field(description="Standing instructions every agent on this project should follow.")
+        ] = None,
+        defaultMaxTokens: Annotated[
+            int | None, Field(description="Default token budget of get_context for this project.", ge=256, le=32000)
+        ] = None,
+    ) -> ProjectOut:
+        """Set a project's summary, agent instructions or default context budget (creates the project if new)."""
+        return ProjectOut.of(
+            services.projects.update(
+                caller(), project, summary=summary, instructions=instructions, default_max_tokens=defaultMaxTokens
+            )
+        )
+
+    _ = (
+        create_note,
+        get_note,
+        get_notes,
+        update_note,
+        patch_note,
+        delete_note,
+        restore_note,
+        list_note_revisions,
+        get_note_revision,
+        search_notes,
+        list_projects,
+        update_project,
+        LinkOut,
+    )
+    return server
+
+
+class _BadArgumentsAsErrors:
+    """Arguments the SDK rejects (schema violations, unknown tools) become our 400 error shape.
+
+    Every failure raised inside a tool is already shaped by `tool_result`, so an error result without
+    structuredContent can only come from the SDK's own validation.
+    """
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if getattr(ctx, "method", None) != "tools/call":
+            return result
+        data = result.model_dump(by_alias=True, exclude_none=True) if isinstance(result, BaseModel) else result
+        if isinstance(data, dict) and data.get("isError") and not data.get("structuredContent"):
+            text = " ".join(c.get("text", "") for c in data.get("content", []) if isinstance(c, dict)).strip()
+            message = (text or "Invalid arguments.") + " Check the tool's input schema and retry."
+            shaped = error_result(400, "bad_argument", message)
+            return shaped.model_dump(by_alias=True, exclude_none=True, mode="json") | {
+                k: v for k, v in data.items() if k not in ("content", "structuredContent", "isError")
+            }
+        return result

@@ -1,0 +1,106 @@
+"""The `notewell` command as a person runs it: serve on a real port, then keys create | list | revoke."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp.client import Client
+
+from notewell.entrypoints.cli import main
+
+pytestmark = pytest.mark.anyio
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
+    """`notewell serve` in a subprocess on a free port; yields (url, first key, everything it printed)."""
+    port = free_port()
+    env = {**os.environ, "NOTEWELL_HOME": str(tmp_path / "home")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "notewell.entrypoints.cli", "serve", "--port", str(port), "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    printed: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            printed.append(line)
+            if "Other MCP clients" in "".join(printed) and "}" in line and line.startswith("}"):
+                ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert ready.wait(30), "".join(printed)
+        output = "".join(printed)
+        key = re.search(r"API key \(shown once, store it now\): (nwk_\S+)", output)
+        assert key, output
+        # uvicorn binds right after printing; wait until the port accepts connections (bounded)
+        for _ in range(300):
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            threading.Event().wait(0.05)
+        yield f"http://127.0.0.1:{port}/mcp", key.group(1), output
+    finally:
+        process.terminate()
+        process.wait(10)
+        reader.join(5)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+async def test_first_serve_prints_a_working_key_and_the_connect_commands(served: tuple[str, str, str]) -> None:
+    url, key, output = served
+    assert f"claude mcp add --transport http notewell {url}" in output
+    config = json.loads(output[output.index("{", output.index("Other MCP clients")) :])
+    assert config["mcpServers"]["notewell"]["url"] == url
+    assert config["mcpServers"]["notewell"]["headers"]["Authorization"] == f"Bearer {key}"
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"authorization": f"Bearer {key}"}) as http:
+        for mode in ("legacy", "2026-07-28"):
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                created = await client.call_tool("create_note", {"project": "cli", "title": "Hi", "body": "there"})
+                assert not created.is_error and created.structured_content
+        health = await http.get(url.replace("/mcp", "/health"))
+        assert health.json() == {"status": "ok"}
+
+
+def test_keys_create_list_and_revoke_against_the_data_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = ["--data-dir", str(tmp_path)]
+    assert main(["keys", "create", "--project", "web", "--read-only", "--name", "ci", "--json", *data]) == 0
+    created = json.loads(capsys.readouterr().out)
+    assert created["secret"].startswith("nwk_") and created["project"] == "web" and created["readOnly"] is True
+
+    assert main(["keys", "list", "--json", *data]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [k["id"] for k in listed] == [created["id"]]
+    assert "secret" not in listed[0] and created["secret"] not in json.dumps(listed)
+    assert listed[0]["hint"] == "…" + created["secret"][-4:]
+
+    assert main(["keys", "revoke", created["id"], "--json", *data]) == 0
+    assert json.loads(capsys.readouterr().out)["revokedAt"]
+    assert main(["keys", "revoke", "key_nope", *data]) == 2
+    assert "No key key_nope" in capsys.readouterr().err

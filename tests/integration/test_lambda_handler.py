@@ -1,0 +1,156 @@
+"""The MCP Lambda function, invoked like API Gateway does, many times in one process (cold, then warm)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from functions.mcp import app as mcp_function
+from notewell.entrypoints.logs import configure_logging
+from tests.support.dynamo import table_spec
+
+EVENTS = Path(__file__).resolve().parents[2] / "events"
+HOST = "abc123defg.execute-api.us-east-1.amazonaws.com"
+TABLE = "notewell-lambda-test"
+
+
+class FakeContext:
+    function_name = "McpFunction"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:McpFunction"
+
+    def __init__(self, request_id: str) -> None:
+        self.aws_request_id = request_id
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+def load_event(name: str, api_key: str | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
+    if api_key is not None and "authorization" in event["headers"]:
+        event["headers"]["authorization"] = f"Bearer {api_key}"
+    return event
+
+
+def body_of(response: dict[str, Any]) -> Any:
+    raw = response.get("body") or ""
+    if response.get("isBase64Encoded"):
+        raw = base64.b64decode(raw).decode()
+    return json.loads(raw) if raw else None
+
+
+@pytest.fixture
+def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A moto DynamoDB table built from template.yaml, the function's environment, and a fresh container."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "NOTEWELL_BACKEND": "dynamodb",
+        "NOTEWELL_TABLE": TABLE,
+        "NOTEWELL_ALLOWED_HOSTS": HOST,
+        "LOG_LEVEL": "INFO",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(TableName=TABLE, **table_spec())
+        mcp_function._runtime.cache_clear()
+        services = mcp_function._runtime()[1]
+        workspace = services.auth.create_workspace("acme")
+        yield services.auth.create_key(workspace.id, name="lambda").secret
+        mcp_function._runtime.cache_clear()
+        configure_logging("WARNING")
+    # Mangum keeps one event loop per container on purpose (warm invocations reuse it); a test process closes it.
+    asyncio.get_event_loop_policy().get_event_loop().close()
+    asyncio.set_event_loop(None)
+
+
+def invoke(name: str, api_key: str | None, n: int) -> dict[str, Any]:
+    return mcp_function.handler(load_event(name, api_key), FakeContext(f"req-{name}-{n}"))
+
+
+def test_the_handler_survives_warm_invocations_mixing_both_protocol_eras(lambda_env: str) -> None:
+    sequence = [
+        "mcp_legacy_initialize",
+        "mcp_legacy_initialized",
+        "mcp_modern_discover",
+        "mcp_legacy_tools_list",
+        "mcp_modern_tools_list",
+        "mcp_legacy_create_note",
+        "mcp_modern_search_notes",
+        "mcp_modern_create_note_base64",
+    ]
+    for round_ in range(3):
+        for n, name in enumerate(sequence):
+            response = invoke(name, lambda_env, round_ * 100 + n)
+            expected = 202 if name == "mcp_legacy_initialized" else 200
+            assert response["statusCode"] == expected, (name, round_, response.get("body"))
+            headers = {k.lower() for k in response.get("headers", {})}
+            assert "mcp-session-id" not in headers, name
+
+    init = body_of(invoke("mcp_legacy_initialize", lambda_env, 900))
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    assert init["result"]["serverInfo"]["name"] == "notewell"
+    discover = body_of(invoke("mcp_modern_discover", lambda_env, 901))
+    assert "2026-07-28" in discover["result"]["supportedVersions"]
+    tools = body_of(invoke("mcp_modern_tools_list", lambda_env, 902))["result"]["tools"]
+    assert {"create_note", "search_notes", "get_note"} <= {t["name"] for t in tools}
+
+    found = body_of(invoke("mcp_modern_search_notes", lambda_env, 903))["result"]
+    assert found["structuredContent"]["searchMode"] == "ranked_scan"
+    titles = [r["title"] for r in found["structuredContent"]["results"]]
+    assert titles.count("Use SAM for deploys") == 3  # one per round: warm invocations lose nothing
+
+
+def test_get_is_answered_405_at_once(lambda_env: str) -> None:
+    for n in range(3):
+        response = invoke("mcp_get_not_allowed", lambda_env, n)
+        assert response["statusCode"] == 405
+        assert response["headers"].get("allow") == "POST"
+
+
+def test_a_request_without_a_bearer_gets_401_with_a_challenge(lambda_env: str) -> None:
+    for n in range(2):
+        response = invoke("mcp_no_bearer", None, n)
+        assert response["statusCode"] == 401
+        assert response["headers"]["www-authenticate"].startswith("Bearer")
+    assert invoke("mcp_modern_tools_list", "nwk_forged", 3)["statusCode"] == 401
+
+
+def test_an_unknown_host_header_is_refused(lambda_env: str) -> None:
+    event = load_event("mcp_modern_tools_list", lambda_env)
+    event["headers"]["host"] = "evil.example.com"
+    response = mcp_function.handler(event, FakeContext("req-host"))
+    assert response["statusCode"] == 421
+
+
+def test_logs_are_structured_and_never_carry_keys_or_bodies(lambda_env: str) -> None:
+    stream = io.StringIO()
+    configure_logging("INFO", stream=stream)
+    try:
+        assert invoke("mcp_legacy_create_note", lambda_env, 1)["statusCode"] == 200
+        assert invoke("mcp_modern_search_notes", lambda_env, 2)["statusCode"] == 200
+    finally:
+        logging.getLogger("notewell").handlers.clear()
+    lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+    calls = [line for line in lines if line.get("message") == "tool call"]
+    assert [c["tool"] for c in calls] == ["create_note", "search_notes"]
+    for call in calls:
+        assert call["outcome"] == "ok" and call["workspace"].startswith("ws_")
+        assert call["request_id"].startswith("req-") and isinstance(call["duration_ms"], float)
+    text = stream.getvalue()
+    assert lambda_env not in text and lambda_env[-12:] not in text
+    assert "no console edits" not in text  # the note body
