@@ -39,7 +39,10 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.run
 
 layer-reqs: $(STAMP)
-	$(BIN)/python -m tests.bench.layer_reqs > layers/core/requirements.txt
+	$(BIN)/python scripts/layer_reqs.py > layers/core/requirements.txt
 
 clean:
 	rm -rf $(VENV) .aws-sam .mypy_cache .ruff_cache
+
+build: layer-reqs
+	sam build    # needs the AWS SAM CLI

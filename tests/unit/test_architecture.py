@@ -61,3 +61,9 @@ def test_every_module_imports_with_an_empty_environment() -> None:
     result = subprocess.run([sys.executable, "-c", code], env={}, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert importlib.import_module("notewell.domain.model")
+
+
+def test_the_layer_requirements_match_pyproject() -> None:
+    from scripts.layer_reqs import ROOT, layer_requirements
+
+    assert (ROOT / "layers/core/requirements.txt").read_text() == layer_requirements(), "run 'make layer-reqs'"
