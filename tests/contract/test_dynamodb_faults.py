@@ -3,6 +3,7 @@ oversize items; and the promise that nothing ever scans the table."""
 
 from __future__ import annotations
 
+import collections
 import json
 from collections.abc import Iterator
 from dataclasses import replace
@@ -13,7 +14,7 @@ from botocore.awsrequest import AWSResponse
 
 from notewell.adapters.dynamodb import MAX_ITEM_BYTES, DynamoDBStore, item_size, note_to_item
 from notewell.domain.errors import TooLargeError, UnavailableError, VersionConflictError
-from notewell.domain.model import IdempotencyRecord, Note, NoteWrite, Project, Workspace
+from notewell.domain.model import IdempotencyRecord, Note, NoteStatus, NoteType, NoteWrite, Project, Workspace
 from tests.support.dynamo import (
     Fault,
     FaultPlan,
@@ -336,6 +337,77 @@ def test_no_store_operation_scans_the_table(store: DynamoDBStore) -> None:
     store.get_revision(WS, first.id, 2)
     store.get_idempotency(WS, "absent")
     store.project_notes(WS, PROJECT, limit=5)
+    store.notes_by_type(WS, PROJECT, [NoteType.NOTE, NoteType.DECISION], [NoteStatus.CURRENT], limit=5)
+    store.conflicted_notes(WS, PROJECT, limit=5)
 
     assert "Scan" not in calls
     assert {"TransactWriteItems", "GetItem", "BatchGetItem", "Query", "UpdateItem"} <= set(calls)
+
+
+# ----- (g) index reads cost what their arguments say, not what the project holds ----------------------------
+
+TYPES = (NoteType.DECISION, NoteType.CONSTRAINT, NoteType.FACT)
+SUPERSEDED = NoteStatus.SUPERSEDED
+STATUSES = (NoteStatus.CURRENT, NoteStatus.HISTORICAL, NoteStatus.DISPUTED, SUPERSEDED)
+
+
+def varied_note(n: int) -> Note:
+    """Note n of a project mixing types and statuses; every fifth is an unfinished supersession, every ninth deleted."""
+    updated_at = f"2026-01-05T09:{n // 60:02d}:{n % 60:02d}.000Z"
+    return replace(
+        make_note(n),
+        type=TYPES[n % len(TYPES)],
+        status=STATUSES[n // len(TYPES) % len(STATUSES)],
+        superseded_by=(make_note(0).id,) if n % 5 == 0 else (),
+        deleted_at=updated_at if n % 9 == 0 else None,
+        updated_at=updated_at,
+    )
+
+
+def add_notes(store: DynamoDBStore, numbers: range) -> list[Note]:
+    notes = [varied_note(n) for n in numbers]
+    for start in range(0, len(notes), 25):
+        writes = [NoteWrite(note, expected_version=None) for note in notes[start : start + 25]]
+        store.commit(WS, writes, revision_cap=50)
+    return notes
+
+
+def newest(notes: list[Note], limit: int) -> list[Note]:
+    return sorted(notes, key=lambda note: (note.updated_at, note.id), reverse=True)[:limit]
+
+
+def test_notes_by_type_costs_one_query_per_pair_and_conflicted_notes_one_whatever_the_project_size(
+    store: DynamoDBStore,
+) -> None:
+    types, statuses = [NoteType.DECISION, NoteType.CONSTRAINT], [*STATUSES[:3]]
+    calls = count_operations(store.client)
+    asked: list[tuple[str, int]] = []  # (index, Limit) of each Query
+
+    def record_query(params: dict[str, Any], **kwargs: Any) -> None:
+        asked.append((params.get("IndexName", ""), params.get("Limit", 0)))
+
+    store.client.meta.events.register("provide-client-params.dynamodb.Query", record_query)
+    notes: list[Note] = []
+    for numbers in (range(1, 31), range(31, 121)):  # 30 notes, then 120
+        notes += add_notes(store, numbers)
+        live = [note for note in notes if not note.is_deleted]
+        for limit in (5, 200):
+            before = collections.Counter(calls)
+            asked.clear()
+            by_type = store.notes_by_type(WS, PROJECT, types, statuses, limit=limit)
+            assert dict(calls - before) == {"Query": 6}
+            assert asked == [("GSI2", limit)] * 6  # each pair's Query reads at most `limit` items
+            assert by_type == newest([n for n in live if n.type in types and n.status in statuses], limit)
+
+            before = collections.Counter(calls)
+            asked.clear()
+            conflicted = store.conflicted_notes(WS, PROJECT, limit=limit)
+            assert dict(calls - before) == {"Query": 1}
+            assert asked == [("GSI3", limit)]
+            attention = [
+                n for n in live if n.status == NoteStatus.DISPUTED or (n.superseded_by and n.status != SUPERSEDED)
+            ]
+            assert conflicted == newest(attention, limit)
+
+    assert len(notes) == 120
+    assert "Scan" not in calls

@@ -81,6 +81,21 @@ def edit(store: Store, current: Note, *, body: str, revision_cap: int = 50, minu
     return new
 
 
+def change(store: Store, current: Note, *, minute: int, **fields: object) -> Note:
+    """Commit `current` with `fields` changed (type, status, deleted_at, superseded_by…) as its next version."""
+    new = replace(
+        current,
+        version=current.version + 1,
+        updated_at=ts(minute, current.version),
+        write_id=f"w_{current.id}_{current.version + 1}",
+        **fields,  # type: ignore[arg-type]
+    )
+    store.commit(
+        current.workspace_id, [NoteWrite(new, expected_version=current.version, previous=current)], revision_cap=50
+    )
+    return new
+
+
 def record(key: str, *, recorded_at: str = T0, expires_at: str = ts(30), request_hash: str = "h1") -> IdempotencyRecord:
     return IdempotencyRecord(
         workspace_id=WS,
@@ -397,6 +412,159 @@ def test_project_notes_follow_edits(store: Store) -> None:
     assert store.project_notes(WS, PROJECT, limit=10) == [edited, second]
 
 
+# ----- notes by type and status -----------------------------------------------------------------------------
+
+DECISION, CONSTRAINT, FACT = NoteType.DECISION, NoteType.CONSTRAINT, NoteType.FACT
+CURRENT, DISPUTED, HISTORICAL = NoteStatus.CURRENT, NoteStatus.DISPUTED, NoteStatus.HISTORICAL
+
+
+def ids(notes: list[Note]) -> list[str]:
+    return [note.id for note in notes]
+
+
+def test_notes_by_type_returns_live_notes_of_the_requested_types_and_statuses_newest_first(store: Store) -> None:
+    oldest = insert(store, make_note(1, type=DECISION, status=CURRENT, updated_at=ts(1)))
+    newest = insert(store, make_note(2, type=CONSTRAINT, status=CURRENT, updated_at=ts(5), tags=("db",)))
+    disputed = insert(store, make_note(3, type=DECISION, status=DISPUTED, updated_at=ts(3)))
+    # Same millisecond in two pairs: the higher id comes first.
+    tie_low = insert(store, make_note(4, type=DECISION, status=CURRENT, updated_at=ts(4)))
+    tie_high = insert(store, make_note(5, type=CONSTRAINT, status=DISPUTED, updated_at=ts(4)))
+    # Not asked for: another status, another type, deleted, another project, another workspace.
+    insert(store, make_note(6, type=DECISION, status=HISTORICAL, updated_at=ts(9)))
+    insert(store, make_note(7, type=FACT, status=CURRENT, updated_at=ts(9)))
+    insert(store, make_note(8, type=DECISION, status=CURRENT, updated_at=ts(9), deleted_at=ts(9)))
+    insert(store, make_note(9, type=DECISION, status=CURRENT, updated_at=ts(9), project_id="prj_other"))
+    insert(store, make_note(10, type=DECISION, status=CURRENT, updated_at=ts(9), workspace_id=OTHER_WS))
+
+    listed = store.notes_by_type(WS, PROJECT, [DECISION, CONSTRAINT], [CURRENT, DISPUTED], limit=10)
+
+    assert listed == [newest, tie_high, tie_low, disputed, oldest]
+    assert ids(store.notes_by_type(WS, PROJECT, [DECISION], [CURRENT], limit=10)) == [tie_low.id, oldest.id]
+    assert ids(store.notes_by_type(WS, PROJECT, [CONSTRAINT, DECISION], [DISPUTED], limit=10)) == [
+        tie_high.id,
+        disputed.id,
+    ]
+
+
+def test_notes_by_type_honours_the_limit_across_pairs(store: Store) -> None:
+    notes = [
+        insert(
+            store,
+            make_note(n, type=(DECISION, CONSTRAINT)[n % 2], status=(CURRENT, DISPUTED)[n // 2 % 2], updated_at=ts(n)),
+        )
+        for n in range(1, 9)
+    ]
+    newest_first = [note.id for note in reversed(notes)]
+
+    for limit in (1, 3, 5, 8, 20):
+        listed = store.notes_by_type(WS, PROJECT, [DECISION, CONSTRAINT], [CURRENT, DISPUTED], limit=limit)
+        assert ids(listed) == newest_first[:limit]
+
+
+def test_notes_by_type_with_nothing_to_match_is_empty(store: Store) -> None:
+    insert(store, make_note(1, type=DECISION, status=CURRENT))
+
+    assert store.notes_by_type(WS, PROJECT, [], [CURRENT], limit=10) == []
+    assert store.notes_by_type(WS, PROJECT, [DECISION], [], limit=10) == []
+    assert store.notes_by_type(WS, PROJECT, [DECISION], [CURRENT], limit=0) == []
+    assert store.notes_by_type(WS, "prj_unknown", [DECISION], [CURRENT], limit=10) == []
+    assert store.notes_by_type(OTHER_WS, PROJECT, [DECISION], [CURRENT], limit=10) == []
+
+
+def test_notes_by_type_counts_a_repeated_type_or_status_once(store: Store) -> None:
+    note = insert(store, make_note(1, type=DECISION, status=CURRENT))
+
+    assert store.notes_by_type(WS, PROJECT, [DECISION, DECISION], [CURRENT, CURRENT], limit=10) == [note]
+
+
+def test_notes_by_type_follows_type_and_status_changes_and_delete_and_restore(store: Store) -> None:
+    def listed(note_type: NoteType, status: NoteStatus) -> list[str]:
+        return ids(store.notes_by_type(WS, PROJECT, [note_type], [status], limit=10))
+
+    note = insert(store, make_note(1, type=DECISION, status=CURRENT, updated_at=ts(1)))
+    assert listed(DECISION, CURRENT) == [note.id]
+
+    note = change(store, note, minute=2, type=CONSTRAINT)
+    assert listed(DECISION, CURRENT) == []
+    assert store.notes_by_type(WS, PROJECT, [CONSTRAINT], [CURRENT], limit=10) == [note]
+
+    note = change(store, note, minute=3, status=HISTORICAL)
+    assert listed(CONSTRAINT, CURRENT) == []
+    assert store.notes_by_type(WS, PROJECT, [CONSTRAINT], [HISTORICAL], limit=10) == [note]
+
+    note = change(store, note, minute=4, deleted_at=ts(4))
+    assert listed(CONSTRAINT, HISTORICAL) == []
+    assert store.notes_by_type(WS, PROJECT, list(NoteType), list(NoteStatus), limit=10) == []
+
+    note = change(store, note, minute=5, deleted_at=None)
+    assert store.notes_by_type(WS, PROJECT, [CONSTRAINT], [HISTORICAL], limit=10) == [note]
+
+
+def test_notes_by_type_follows_edits_that_move_a_note_in_time(store: Store) -> None:
+    first = insert(store, make_note(1, type=DECISION, updated_at=ts(1)))
+    second = insert(store, make_note(2, type=DECISION, updated_at=ts(2)))
+
+    edited = edit(store, first, body="edited", minute=3)
+
+    assert store.notes_by_type(WS, PROJECT, [DECISION], [CURRENT], limit=10) == [edited, second]
+
+
+# ----- notes needing attention ------------------------------------------------------------------------------
+
+
+def test_conflicted_notes_are_disputed_notes_and_unfinished_supersessions_newest_first(store: Store) -> None:
+    replacement = insert(store, make_note(1, status=CURRENT, updated_at=ts(1)))
+    disputed = insert(store, make_note(2, status=DISPUTED, updated_at=ts(2)))
+    # Superseded by another note, yet still marked current: the supersession was left half done.
+    unfinished = insert(store, make_note(3, status=CURRENT, superseded_by=(replacement.id,), updated_at=ts(6)))
+    pending = insert(store, make_note(4, status=NoteStatus.PENDING, superseded_by=(replacement.id,), updated_at=ts(4)))
+    # Same millisecond: the higher id first.
+    tie_low = insert(store, make_note(5, status=DISPUTED, updated_at=ts(3), type=DECISION))
+    tie_high = insert(store, make_note(6, status=DISPUTED, updated_at=ts(3), type=FACT))
+    # Not in the list: finished supersession, deleted, plain notes, other project, other workspace.
+    insert(store, make_note(7, status=NoteStatus.SUPERSEDED, superseded_by=(replacement.id,), updated_at=ts(9)))
+    insert(store, make_note(8, status=DISPUTED, deleted_at=ts(9), updated_at=ts(9)))
+    insert(store, make_note(9, status=HISTORICAL, updated_at=ts(9)))
+    insert(store, make_note(10, status=NoteStatus.SUPERSEDED, updated_at=ts(9)))
+    insert(store, make_note(11, status=DISPUTED, project_id="prj_other", updated_at=ts(9)))
+    insert(store, make_note(12, status=DISPUTED, workspace_id=OTHER_WS, updated_at=ts(9)))
+
+    listed = store.conflicted_notes(WS, PROJECT, limit=10)
+
+    assert listed == [unfinished, pending, tie_high, tie_low, disputed]
+    assert ids(store.conflicted_notes(WS, PROJECT, limit=2)) == [unfinished.id, pending.id]
+    assert store.conflicted_notes(WS, PROJECT, limit=0) == []
+    assert store.conflicted_notes(WS, "prj_unknown", limit=10) == []
+
+
+def test_a_note_leaves_the_conflicted_notes_when_fixed_and_returns_when_disputed_again(store: Store) -> None:
+    def listed() -> list[str]:
+        return ids(store.conflicted_notes(WS, PROJECT, limit=10))
+
+    replacement = insert(store, make_note(1, updated_at=ts(1)))
+    old = insert(store, make_note(2, superseded_by=(replacement.id,), updated_at=ts(2)))
+    disputed = insert(store, make_note(3, status=DISPUTED, updated_at=ts(3)))
+    assert listed() == [disputed.id, old.id]
+
+    old = change(store, old, minute=4, status=NoteStatus.SUPERSEDED)  # the supersession finished
+    disputed = change(store, disputed, minute=5, status=CURRENT)  # the dispute settled
+    assert listed() == []
+
+    disputed = change(store, disputed, minute=6, status=DISPUTED)
+    assert store.conflicted_notes(WS, PROJECT, limit=10) == [disputed]
+
+    disputed = change(store, disputed, minute=7, deleted_at=ts(7))
+    assert listed() == []
+
+    disputed = change(store, disputed, minute=8, deleted_at=None)
+    assert store.conflicted_notes(WS, PROJECT, limit=10) == [disputed]
+
+    replacement = change(store, replacement, minute=9, superseded_by=(old.id,))
+    assert listed() == [replacement.id, disputed.id]
+    change(store, replacement, minute=10, superseded_by=())
+    assert listed() == [disputed.id]
+
+
 # ----- API keys ---------------------------------------------------------------------------------------------
 
 
@@ -451,6 +619,7 @@ def test_notes_of_another_workspace_are_invisible(store: Store) -> None:
     assert store.get_note(WS, theirs.id) is None
     assert store.get_notes(WS, [theirs.id]) == {}
     assert store.project_notes(WS, PROJECT, limit=10) == []
+    assert store.notes_by_type(WS, PROJECT, list(NoteType), list(NoteStatus), limit=10) == []
     assert store.list_revisions(WS, theirs.id, limit=10) == []
     assert store.get_revision(WS, theirs.id, 1) is None
     assert store.get_note(OTHER_WS, theirs.id) is not None

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
         ApiKey,
         IdempotencyRecord,
         Note,
+        NoteStatus,
+        NoteType,
         NoteWrite,
         Project,
         SearchFilters,
@@ -118,6 +120,25 @@ class NoteStore(Protocol):
 
     def project_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         """Up to `limit` notes of a project (deleted included), most recently updated first."""
+        ...
+
+    def notes_by_type(
+        self,
+        workspace_id: str,
+        project_id: str,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        *,
+        limit: int,
+    ) -> list[Note]:
+        """Up to `limit` live (not deleted) notes whose type is in `types` and status in `statuses`, most recently
+        updated first (ties: higher id first). Served by an index per (type, status): cost is bounded by the number of
+        pairs and `limit`, never by the project's size."""
+        ...
+
+    def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
+        """Up to `limit` live notes that need attention, most recently updated first: status `disputed`, or an
+        unfinished supersession (`superseded_by` is not empty but the status is not `superseded`). Indexed, bounded."""
         ...
 
 

@@ -1,6 +1,6 @@
 """DynamoDB store: every `notewell.ports.Store` method on one table, through boto3's low-level client.
 
-Key layout (`pk`/`sk` strings; index GSI1 on `gsi1pk`/`gsi1sk`, projection ALL). Every key carries the
+Key layout (`pk`/`sk` strings; indexes GSI1-3 on `gsi{n}pk`/`gsi{n}sk`, projection ALL). Every key carries the
 workspace (`WS#{ws}`). Two partitions are read before a workspace is known and hold no notes: the secret
 lookup, a pointer to the key, and the WORKSPACES listing (so that listing workspaces is a Query, not a Scan):
 
@@ -13,11 +13,22 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
     secret lookup   AUTH#{secretHash}            AUTH                 workspaceId, keyId: nothing else
     note            WS#{ws}#N#{noteId}           NOTE                 all fields, version, writeId, and
                                                                       gsi1pk = WS#{ws}#P#{projectId},
-                                                                      gsi1sk = {updatedAt}#{noteId}
+                                                                      gsi1sk = {updatedAt}#{noteId},
+                                                                      maybe gsi2pk/sk, gsi3pk/sk (below)
     revision        WS#{ws}#N#{noteId}           REV#{version:010d}   a previous state (no GSI keys)
     idempotency     WS#{ws}#IDEM#{sha256(key)}   IDEM                 requestHash, result, expiresAt, ttl
 
 Every item also names its `entity`, so stream consumers (search indexing) can tell notes from the rest.
+
+Three indexes on note items, each sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
+
+    GSI1  project feed, every note (tombstones too)    gsi1pk = WS#{ws}#P#{projectId}
+    GSI2  live notes of one type and status            gsi2pk = WS#{ws}#P#{projectId}#T#{type}#S#{status}
+    GSI3  live notes needing attention: disputed, or   gsi3pk = WS#{ws}#P#{projectId}#ATTN
+          superseded_by set but status not superseded
+
+GSI2 and GSI3 are sparse: `note_to_item` alone derives their keys from the note, and every note write Puts the
+whole item, so a key the note no longer earns (deleted, fixed, moved to another type) leaves with it.
 
 Writes: a note changes only through `commit`, one TransactWriteItems whose note Puts are conditioned on the
 version that was read (an insert on the id being new), with ALL_OLD returned on failure. A commit that
@@ -25,7 +36,8 @@ landed but whose reply was lost fails its own condition when sent again; the sto
 then show the write was ours, and the retry answers success (the writeId rule). Revisions share the note's
 partition; the transaction writing `REV#{r}` deletes `REV#{r - cap}`, so history stays capped without a Query.
 
-Reads of the table are strongly consistent; GSI1 (`project_notes`) is eventually consistent. Nothing scans.
+Reads of the table are strongly consistent; the GSIs (`project_notes`, `notes_by_type`, `conflicted_notes`) are
+eventually consistent. Nothing scans.
 Vendor errors become `notewell.domain.errors` here: throttling, 5xx and timeouts left after botocore's own
 retries are `UnavailableError` (503 with a retry hint), oversize items `TooLargeError`.
 """
@@ -81,9 +93,11 @@ if TYPE_CHECKING:
 
     Item: TypeAlias = dict[str, AttributeValueTypeDef]
 
-__all__ = ["CLIENT_CONFIG", "GSI1", "DynamoDBStore", "make_client"]
+__all__ = ["CLIENT_CONFIG", "GSI1", "GSI2", "GSI3", "DynamoDBStore", "make_client"]
 
-GSI1 = "GSI1"
+GSI1 = "GSI1"  # a project's notes (the feed)
+GSI2 = "GSI2"  # a project's live notes of one type and status
+GSI3 = "GSI3"  # a project's live notes that need attention
 
 # botocore's default ("legacy": 10 attempts, 60 s timeouts) outlasts the HTTP API's 30 s; this budget
 # (3 attempts x (2 s + 5 s) plus jittered backoff) fits inside the function's 29 s (template.yaml).
@@ -176,6 +190,22 @@ def feed_pk(workspace_id: str, project_id: str) -> str:
 
 def feed_sk(note: Note) -> str:
     return f"{note.updated_at}#{note.id}"
+
+
+def type_status_pk(workspace_id: str, project_id: str, note_type: NoteType, status: NoteStatus) -> str:
+    return f"{feed_pk(workspace_id, project_id)}#T#{_part(note_type.value)}#S#{_part(status.value)}"
+
+
+def attention_pk(workspace_id: str, project_id: str) -> str:
+    return f"{feed_pk(workspace_id, project_id)}#ATTN"
+
+
+def needs_attention(note: Note) -> bool:
+    """Live and disputed, or superseded by another note without being marked superseded (a supersession left
+    unfinished)."""
+    if note.is_deleted:
+        return False
+    return note.status == NoteStatus.DISPUTED or (bool(note.superseded_by) and note.status != NoteStatus.SUPERSEDED)
 
 
 def revision_sk(version: int) -> str:
@@ -294,14 +324,23 @@ def _note_fields(note: Note) -> Item:
 
 
 def note_to_item(note: Note) -> Item:
-    """The current state of a note, with its place in the project feed (GSI1)."""
-    return {
+    """The current state of a note, with its place in the project feed (GSI1) and, while it earns them, in the
+    type-and-status index (GSI2: live notes) and the needs-attention index (GSI3). The one place deriving index keys:
+    commits Put whole items, so keys absent here are removed from the stored note."""
+    item: Item = {
         **_key(note_pk(note.workspace_id, note.id), NOTE_SK),
         "entity": _s("note"),
         **_note_fields(note),
         "gsi1pk": _s(feed_pk(note.workspace_id, note.project_id)),
         "gsi1sk": _s(feed_sk(note)),
     }
+    if not note.is_deleted:
+        item["gsi2pk"] = _s(type_status_pk(note.workspace_id, note.project_id, note.type, note.status))
+        item["gsi2sk"] = _s(feed_sk(note))
+    if needs_attention(note):
+        item["gsi3pk"] = _s(attention_pk(note.workspace_id, note.project_id))
+        item["gsi3sk"] = _s(feed_sk(note))
+    return item
 
 
 def revision_to_item(note: Note) -> Item:
@@ -779,6 +818,46 @@ class DynamoDBStore:
             "IndexName": GSI1,
             "KeyConditionExpression": "gsi1pk = :pk",
             "ExpressionAttributeValues": {":pk": _s(feed_pk(workspace_id, project_id))},
+            "ScanIndexForward": False,
+        }
+        return [item_to_note(item) for item in self._query(params, limit=limit)]
+
+    def notes_by_type(
+        self,
+        workspace_id: str,
+        project_id: str,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        *,
+        limit: int,
+    ) -> list[Note]:
+        if limit < 1:
+            return []
+        # One Query per (type, status) pair, each at most `limit` newest: the merge's first `limit` are the answer.
+        found: list[Note] = []
+        for note_type in dict.fromkeys(NoteType(t) for t in types):
+            for status in dict.fromkeys(NoteStatus(s) for s in statuses):
+                params: QueryInputTypeDef = {
+                    "TableName": self._table,
+                    "IndexName": GSI2,
+                    "KeyConditionExpression": "gsi2pk = :pk",
+                    "ExpressionAttributeValues": {
+                        ":pk": _s(type_status_pk(workspace_id, project_id, note_type, status))
+                    },
+                    "ScanIndexForward": False,
+                }
+                found.extend(item_to_note(item) for item in self._query(params, limit=limit))
+        found.sort(key=lambda note: (note.updated_at, note.id), reverse=True)
+        return found[:limit]
+
+    def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
+        if limit < 1:
+            return []
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "IndexName": GSI3,
+            "KeyConditionExpression": "gsi3pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(attention_pk(workspace_id, project_id))},
             "ScanIndexForward": False,
         }
         return [item_to_note(item) for item in self._query(params, limit=limit)]

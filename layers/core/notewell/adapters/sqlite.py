@@ -37,12 +37,15 @@ from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: notes_by_type, notes_needing_attention (indexes only: opening a v1 file adds them)
 BUSY_TIMEOUT_SECONDS = 5.0
-MMAP_BYTES = 256 * 1024 * 1024
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
 _NO_UPPER_BOUND = 2**63 - 1
+
+# A live note that needs attention: disputed, or superseded by another note without being marked superseded.
+# The index's WHERE and the query's must read the same for SQLite to use the partial index.
+_NEEDS_ATTENTION = "deleted_at IS NULL AND (status = 'disputed' OR (superseded_by <> '[]' AND status <> 'superseded'))"
 
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS workspaces (
@@ -91,6 +94,12 @@ _SCHEMA = (
     )""",
     """CREATE INDEX IF NOT EXISTS notes_by_project
         ON notes (workspace_id, project_id, updated_at DESC, id DESC)""",
+    # Live notes per (type, status), newest first: `notes_by_type` reads at most `limit` entries per pair.
+    """CREATE INDEX IF NOT EXISTS notes_by_type
+        ON notes (workspace_id, project_id, type, status, updated_at DESC, id DESC) WHERE deleted_at IS NULL""",
+    # Only the live notes that need attention (partial): `conflicted_notes` reads `limit` entries, whatever the size.
+    f"""CREATE INDEX IF NOT EXISTS notes_needing_attention
+        ON notes (workspace_id, project_id, updated_at DESC, id DESC) WHERE {_NEEDS_ATTENTION}""",
     """CREATE TABLE IF NOT EXISTS revisions (
         workspace_id TEXT NOT NULL,
         note_id TEXT NOT NULL,
@@ -186,6 +195,19 @@ _SELECT_REVISIONS = f"""SELECT {_REVISION_COLUMNS} FROM revisions
     WHERE workspace_id = ? AND note_id = ? AND version < ? ORDER BY version DESC LIMIT ?"""
 _SELECT_REVISION = f"SELECT {_REVISION_COLUMNS} FROM revisions WHERE workspace_id = ? AND note_id = ? AND version = ?"
 _SELECT_PROJECT_NOTES = f"""SELECT {_NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND project_id = ?
+    ORDER BY updated_at DESC, id DESC LIMIT ?"""
+# One index range per (type, status) pair, each cut to `limit`, then merged: the pairs travel as JSON arrays (one
+# statement text), and no plan may walk the whole project to find a rare pair (INDEXED BY pins the bounded one).
+_SELECT_NOTES_BY_TYPE = f"""WITH pairs AS MATERIALIZED (
+        SELECT t.value AS type, s.value AS status FROM json_each(:types) AS t, json_each(:statuses) AS s)
+    SELECT {_N_NOTE_COLUMNS} FROM pairs JOIN notes AS n ON n.seq IN (
+        SELECT m.seq FROM notes AS m INDEXED BY notes_by_type
+        WHERE m.workspace_id = :workspace AND m.project_id = :project AND m.type = pairs.type
+            AND m.status = pairs.status AND m.deleted_at IS NULL
+        ORDER BY m.updated_at DESC, m.id DESC LIMIT :limit)
+    ORDER BY n.updated_at DESC, n.id DESC LIMIT :limit"""
+_SELECT_CONFLICTED_NOTES = f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_needing_attention
+    WHERE workspace_id = ? AND project_id = ? AND {_NEEDS_ATTENTION}
     ORDER BY updated_at DESC, id DESC LIMIT ?"""
 
 _IDEMPOTENCY_COLUMNS = "workspace_id, key, request_hash, result, recorded_at, expires_at"
@@ -384,8 +406,6 @@ class SqliteStore:
                 connection.execute("PRAGMA journal_mode = WAL")
                 # With WAL, NORMAL never corrupts the file; a power cut (not a crash) may lose recent commits.
                 connection.execute("PRAGMA synchronous = NORMAL")
-                # Reads through the OS page cache, shared by every connection, instead of a private copy each.
-                connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             except sqlite3.Error:
                 connection.close()
                 raise
@@ -613,6 +633,34 @@ class SqliteStore:
 
     def project_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         rows = self.connection().execute(_SELECT_PROJECT_NOTES, (workspace_id, project_id, limit))
+        return [_note_from_row(row) for row in rows]
+
+    def notes_by_type(
+        self,
+        workspace_id: str,
+        project_id: str,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        *,
+        limit: int,
+    ) -> list[Note]:
+        if not types or not statuses or limit < 1:
+            return []
+        params = {
+            "workspace": workspace_id,
+            "project": project_id,
+            # Each pair once: a repeated type or status would return its notes twice.
+            "types": _json(sorted({NoteType(t).value for t in types})),
+            "statuses": _json(sorted({NoteStatus(s).value for s in statuses})),
+            "limit": limit,
+        }
+        rows = self.connection().execute(_SELECT_NOTES_BY_TYPE, params)
+        return [_note_from_row(row) for row in rows]
+
+    def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
+        if limit < 1:
+            return []
+        rows = self.connection().execute(_SELECT_CONFLICTED_NOTES, (workspace_id, project_id, limit))
         return [_note_from_row(row) for row in rows]
 
     # ----- API keys ----------------------------------------------------------------------------------------
