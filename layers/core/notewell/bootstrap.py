@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from notewell.config import ConfigError, Settings
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
+from notewell.services.memory import MemoryService
 from notewell.services.notes import NoteService
 from notewell.services.projects import ProjectService
 from notewell.services.search import SearchService
@@ -23,6 +24,7 @@ class Services:
     projects: ProjectService
     search: SearchService
     auth: AuthService
+    memory: MemoryService
 
 
 def bootstrap(
@@ -40,12 +42,15 @@ def bootstrap(
     elif search is None:
         search = _fulltext_for(store)
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
+    notes = NoteService(deps)
+    search_service = SearchService(deps, search)
     return Services(
         deps=deps,
-        notes=NoteService(deps),
+        notes=notes,
         projects=ProjectService(deps),
-        search=SearchService(deps, search),
+        search=search_service,
         auth=AuthService(deps),
+        memory=MemoryService(deps, notes, search_service),
     )
 
 

@@ -20,17 +20,20 @@ from pydantic import BaseModel, Field
 from notewell.domain.errors import NotewellError, UnauthenticatedError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.entrypoints.wire import (
+    CheckpointResult,
     LinkOut,
     NoteFull,
     NotesBatch,
     NoteWritten,
     ProjectList,
     ProjectOut,
+    RememberResult,
     RevisionItem,
     RevisionList,
     SearchItem,
     SearchResult,
 )
+from notewell.services.memory import RememberRequest
 from notewell.services.notes import NoteChanges, PatchMode
 
 if TYPE_CHECKING:
@@ -190,6 +193,62 @@ def build_server(services: Services) -> MCPServer:
 
     notes = services.notes
 
+    # ----- writing knowledge --------------------------------------------------------------------------------
+
+    @tool("remember", "Remember", CREATE)
+    def remember(
+        project: ProjectArg,
+        content: Annotated[str, Field(description="The memory in plain words: one claim, with its why.")],
+        type: TypeArg = NoteType.NOTE,
+        title: Annotated[str | None, Field(description="Optional; derived from the content when omitted.")] = None,
+        tags: TagsArg = None,
+        importance: Annotated[int, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = 3,
+        supersedes: Annotated[
+            list[str] | None,
+            Field(description="Ids of notes this memory replaces (they become 'superseded').", max_length=20),
+        ] = None,
+        force: Annotated[bool, Field(description="Store even if it contradicts a note: both claims are true.")] = False,
+        idempotencyKey: Annotated[
+            str | None,
+            Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
+        ] = None,
+    ) -> RememberResult:
+        """Save something the next agent must know: a decision, constraint, fact, failed approach... Give a type.
+        Notewell checks the project first: status 'duplicate' (already known, nothing written), 'updated' (your
+        text restates a note and replaced it), 'conflict' (contradicts a note: nothing stored; send one of the
+        resolve calls), or 'created'. With reviewRequired, read the neighbours: if one disagrees, supersede it."""
+        outcome = services.memory.remember(
+            caller(),
+            RememberRequest(
+                project=project, content=content, type=type, title=title, tags=tags or (), importance=importance,
+                supersedes=supersedes or (), force=force, idempotency_key=idempotencyKey,
+            ),
+        )  # fmt: skip
+        return RememberResult.of(outcome)
+
+    @tool("checkpoint", "Checkpoint", CREATE)
+    def checkpoint(
+        project: ProjectArg,
+        summary: Annotated[str, Field(description="What this session did and where it stopped.")],
+        decisions: Annotated[list[str] | None, Field(description="Decisions made, one claim each.")] = None,
+        openItems: Annotated[list[str] | None, Field(description="Unfinished work, one item each.")] = None,
+        nextActions: Annotated[list[str] | None, Field(description="What the next agent should do first.")] = None,
+        failedApproaches: Annotated[
+            list[str] | None, Field(description="What was tried and did not work, and why.")
+        ] = None,
+        idempotencyKey: Annotated[
+            str | None, Field(description="Any unique string; a retry with it writes nothing twice.", max_length=200)
+        ] = None,
+    ) -> CheckpointResult:
+        """END A WORK SESSION with this: stores a handoff (summary + next actions) and files each decision, open
+        item and failed approach through the same checks as remember. Returns what happened to each item; send the
+        resolve calls of any conflict."""
+        outcome = services.memory.checkpoint(
+            caller(), project, summary=summary, decisions=decisions or (), open_items=openItems or (),
+            next_actions=nextActions or (), failed_approaches=failedApproaches or (), idempotency_key=idempotencyKey,
+        )  # fmt: skip
+        return CheckpointResult.of(outcome)
+
     # ----- direct note access -------------------------------------------------------------------------------
 
     @tool("create_note", "Create note", CREATE)
@@ -255,6 +314,10 @@ def build_server(services: Services) -> MCPServer:
         links: LinksArg = None,
         importance: Annotated[int | None, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = None,
         canonical: Annotated[bool | None, Field(description="Mark as the authoritative note.")] = None,
+        supersedes: Annotated[
+            list[str] | None,
+            Field(description="Ids of notes this one replaces; they become 'superseded'.", max_length=20),
+        ] = None,
     ) -> NoteWritten:
         """Change fields of a note; omitted fields stay as they are. Pass expectedVersion (the version you read)
         so you never overwrite someone else's edit. For small body edits prefer patch_note."""
@@ -267,6 +330,7 @@ def build_server(services: Services) -> MCPServer:
             links=_links(links),
             importance=importance,
             canonical=canonical,
+            supersedes=supersedes,
         )
         return NoteWritten.of_view(notes.update(caller(), id, changes, expected_version=expectedVersion))
 

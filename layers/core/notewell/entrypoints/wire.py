@@ -11,6 +11,7 @@ from notewell.domain import rules
 
 if TYPE_CHECKING:
     from notewell.domain.model import ApiKey, Link, Note, Project, SearchHit
+    from notewell.services.memory import CheckpointOutcome, RememberOutcome
     from notewell.services.notes import NoteView
 
 
@@ -238,4 +239,78 @@ class KeyOut(Wire):
             created_at=key.created_at,
             revoked_at=key.revoked_at,
             hint=f"…{key.hint}",
+        )
+
+
+class Neighbour(Wire):
+    id: str
+    title: str
+    excerpt: str
+
+    @classmethod
+    def of(cls, note: Note) -> Neighbour:
+        return cls(id=note.id, title=note.title, excerpt=rules.excerpt(note.body, 120))
+
+
+class ResolvingCallOut(Wire):
+    tool: str = Field(description="Tool to call.")
+    arguments: dict[str, object] = Field(description="Exact arguments to send.")
+    when: str = Field(description="When this call is the right resolution.")
+
+
+class RememberResult(Wire):
+    status: str = Field(description="created, updated (restated an existing note), duplicate or conflict.")
+    note: NoteWritten | None = Field(default=None, description="The note written or already holding this memory.")
+    existing: NoteLean | None = Field(default=None, description="The existing note that matched.")
+    neighbours: list[Neighbour] = Field(default_factory=list, description="Same-type notes to compare with.")
+    review_required: bool = Field(default=False, description="True: read the neighbours for contradictions.")
+    resolve: list[ResolvingCallOut] = Field(default_factory=list, description="Exact calls that settle a conflict.")
+    message: str
+
+    @classmethod
+    def of(cls, outcome: RememberOutcome) -> RememberResult:
+        return cls(
+            status=outcome.status.value,
+            note=NoteWritten.of_view(outcome.note) if outcome.note else None,
+            existing=NoteLean.of(outcome.existing) if outcome.existing else None,
+            neighbours=[Neighbour.of(n) for n in outcome.neighbours],
+            review_required=outcome.review_required,
+            resolve=[ResolvingCallOut(tool=r.tool, arguments=r.arguments, when=r.when) for r in outcome.resolutions],
+            message=outcome.message,
+        )
+
+
+class CheckpointItemOut(Wire):
+    kind: str = Field(description="decision, open_item or failed_approach.")
+    status: str = Field(description="created, updated, duplicate or conflict.")
+    id: str | None = Field(default=None, description="The note that now holds this item.")
+    existing_id: str | None = Field(default=None, description="The existing note it matched.")
+    excerpt: str
+    resolve: list[ResolvingCallOut] = Field(default_factory=list)
+
+
+class CheckpointResult(Wire):
+    handoff: NoteWritten
+    items: list[CheckpointItemOut]
+    conflicts: int = Field(description="Items not stored because they contradict a note; see their resolve calls.")
+
+    @classmethod
+    def of(cls, outcome: CheckpointOutcome) -> CheckpointResult:
+        items = [
+            CheckpointItemOut(
+                kind=item.kind,
+                status=item.outcome.status.value,
+                id=item.outcome.note.note.id if item.outcome.note else None,
+                existing_id=item.outcome.existing.id if item.outcome.existing else None,
+                excerpt=rules.excerpt(item.content, 100),
+                resolve=[
+                    ResolvingCallOut(tool=r.tool, arguments=r.arguments, when=r.when) for r in item.outcome.resolutions
+                ],
+            )
+            for item in outcome.items
+        ]
+        return cls(
+            handoff=NoteWritten.of_view(outcome.handoff),
+            items=items,
+            conflicts=sum(1 for i in items if i.status == "conflict"),
         )

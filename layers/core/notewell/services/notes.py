@@ -28,7 +28,6 @@ from notewell.domain.model import (
     NoteType,
     NoteWrite,
     Principal,
-    Project,
 )
 from notewell.ports import IdempotencyKeyTakenError
 from notewell.services.access import Deps, may_see, require_write, visible_note, writable_project
@@ -81,9 +80,10 @@ class NoteChanges:
     links: Sequence[Link] | None = None
     importance: int | None = None
     canonical: bool | None = None
+    supersedes: Sequence[str] | None = None  # added to the note's list; each named note becomes superseded
 
 
-def _request_hash(operation: str, payload: dict[str, object]) -> str:
+def request_hash(operation: str, payload: dict[str, object]) -> str:
     canonical = json.dumps({"op": operation, **payload}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -105,7 +105,7 @@ class NoteService:
 
     def get(self, principal: Principal, note_id: str) -> NoteView:
         note = visible_note(self._deps, principal, note_id)
-        return NoteView(note, self._slug(principal, note.project_id))
+        return NoteView(note, self.slug(principal, note.project_id))
 
     def get_many(self, principal: Principal, note_ids: Sequence[str]) -> NoteBatch:
         if not note_ids:
@@ -127,7 +127,7 @@ class NoteService:
                 missing.append(note_id)
                 continue
             if note.project_id not in slugs:
-                slugs[note.project_id] = self._slug(principal, note.project_id)
+                slugs[note.project_id] = self.slug(principal, note.project_id)
             views.append(NoteView(note, slugs[note.project_id]))
         return NoteBatch(views, missing)
 
@@ -197,9 +197,9 @@ class NoteService:
         for old_id in superseded_ids:
             rules.check_note_id(old_id)
 
-        request_hash = None
+        hashed = None
         if idempotency_key is not None:
-            request_hash = _request_hash(
+            hashed = request_hash(
                 "create_note",
                 {
                     "project": project,
@@ -214,13 +214,12 @@ class NoteService:
                     "supersedes": superseded_ids,
                 },
             )
-            replayed = self._replay(principal, idempotency_key, request_hash)
+            replayed = self._replay(principal, idempotency_key, hashed)
             if replayed is not None:
                 return replayed
 
         target = writable_project(self._deps, principal, project)
-        now_dt = self._deps.clock.now()
-        now = rules.format_ts(now_dt)
+        now = rules.format_ts(self._deps.clock.now())
         write_id = idempotency_key or self._deps.ids.new_id("w")
         note = Note(
             id=note_id,
@@ -242,23 +241,16 @@ class NoteService:
             supersedes=tuple(superseded_ids),
         )
         writes = [NoteWrite(note, expected_version=None)]
-        writes.extend(self._supersession_writes(principal, target, note, superseded_ids))
+        writes.extend(self.supersession_writes(principal, target.id, note, superseded_ids))
 
         record = None
-        if idempotency_key is not None and request_hash is not None:
-            record = IdempotencyRecord(
-                workspace_id=principal.workspace_id,
-                key=idempotency_key,
-                request_hash=request_hash,
-                result={"id": note.id, "version": note.version},
-                recorded_at=now,
-                expires_at=rules.format_ts(now_dt + IDEMPOTENCY_TTL),
-            )
+        if idempotency_key is not None and hashed is not None:
+            record = self.idempotency_record(principal, idempotency_key, hashed, {"id": note.id, "version": 1})
         try:
-            self._commit(principal, writes, record)
+            self.commit(principal, writes, record)
         except IdempotencyKeyTakenError as taken:
             # A concurrent twin won the race: answer as its replay would.
-            return self._replay_record(principal, taken.record, request_hash or "")
+            return self._replay_record(principal, taken.record, hashed or "")
         return NoteView(note, target.slug)
 
     def update(
@@ -289,9 +281,22 @@ class NoteService:
                 links=rules.check_links(changes.links, own_id=note.id) if changes.links is not None else note.links,
                 importance=changes.importance if changes.importance is not None else note.importance,
                 canonical=changes.canonical if changes.canonical is not None else note.canonical,
+                supersedes=tuple(dict.fromkeys((*note.supersedes, *(changes.supersedes or ())))),
             )
 
-        return self._edit(principal, note_id, apply, expected_version=expected_version)
+        def supersede(new: Note) -> list[NoteWrite]:
+            return self.supersession_writes(
+                principal, new.project_id, new, list(dict.fromkeys(changes.supersedes or ()))
+            )
+
+        if changes.supersedes is not None:
+            if len(changes.supersedes) > rules.MAX_SUPERSEDES:
+                raise InvalidArgumentError(
+                    f"A note can supersede at most {rules.MAX_SUPERSEDES} notes at once; split the change."
+                )
+            for old_id in changes.supersedes:
+                rules.check_note_id(old_id)
+        return self._edit(principal, note_id, apply, expected_version=expected_version, extra_writes=supersede)
 
     def patch(
         self,
@@ -341,7 +346,7 @@ class NoteService:
         if current.is_deleted:
             if expected_version is not None and expected_version != current.version:
                 raise VersionConflictError(note_id, expected_version, current.version)
-            return NoteView(current, self._slug(principal, current.project_id))  # already deleted: nothing to do
+            return NoteView(current, self.slug(principal, current.project_id))  # already deleted: nothing to do
         now = rules.format_ts(self._deps.clock.now())
         return self._edit(
             principal,
@@ -354,7 +359,7 @@ class NoteService:
         require_write(principal)
         current = visible_note(self._deps, principal, note_id, allow_deleted=True)
         if not current.is_deleted:
-            return NoteView(current, self._slug(principal, current.project_id))
+            return NoteView(current, self.slug(principal, current.project_id))
         return self._edit(
             principal, note_id, lambda note: replace(note, deleted_at=None), expected_version=None, allow_deleted=True
         )
@@ -369,6 +374,7 @@ class NoteService:
         *,
         expected_version: int | None,
         allow_deleted: bool = False,
+        extra_writes: Callable[[Note], list[NoteWrite]] | None = None,
     ) -> NoteView:
         """Read, apply, and commit on the version read; re-read on a lost race only when the caller did not
         pin a version."""
@@ -389,18 +395,21 @@ class NoteService:
                 write_id=self._deps.ids.new_id("w"),
             )
             try:
-                self._commit(principal, [NoteWrite(new, expected_version=current.version, previous=current)])
+                writes = [NoteWrite(new, expected_version=current.version, previous=current)]
+                if extra_writes is not None:
+                    writes += extra_writes(new)
+                self.commit(principal, writes)
             except VersionConflictError as conflict:
                 if expected_version is not None:
                     raise VersionConflictError(note_id, expected_version, conflict.current) from conflict
                 if attempt == attempts - 1:
                     raise
                 continue
-            return NoteView(new, self._slug(principal, new.project_id))
+            return NoteView(new, self.slug(principal, new.project_id))
         raise AssertionError("unreachable")
 
-    def _supersession_writes(
-        self, principal: Principal, project: Project, new: Note, old_ids: Sequence[str]
+    def supersession_writes(
+        self, principal: Principal, project_id: str, new: Note, old_ids: Sequence[str]
     ) -> list[NoteWrite]:
         writes: list[NoteWrite] = []
         if not old_ids:
@@ -408,9 +417,11 @@ class NoteService:
         found = self._deps.store.get_notes(principal.workspace_id, list(old_ids))
         for old_id in old_ids:
             old = found.get(old_id)
+            if old_id == new.id:
+                raise InvalidArgumentError("A note cannot supersede itself; drop its own id from supersedes.")
             if old is None or not may_see(principal, old):
                 raise NotFoundError(f"supersedes names {old_id}, which does not exist; check the id.")
-            if old.project_id != project.id:
+            if old.project_id != project_id:
                 raise InvalidArgumentError(
                     f"Note {old_id} belongs to another project; a note can only supersede notes of its own project."
                 )
@@ -435,29 +446,45 @@ class NoteService:
             )
         return writes
 
-    def _commit(
+    def commit(
         self, principal: Principal, writes: Sequence[NoteWrite], record: IdempotencyRecord | None = None
     ) -> None:
         workspace = self._deps.store.get_workspace(principal.workspace_id)
         cap = workspace.revision_cap if workspace is not None else 50
         self._deps.store.commit(principal.workspace_id, writes, revision_cap=cap, idempotency=record)
 
-    def _replay(self, principal: Principal, key: str, request_hash: str) -> NoteView | None:
+    def live_idempotency(self, principal: Principal, key: str) -> IdempotencyRecord | None:
+        """The unexpired record of an idempotency key, if any."""
         record = self._deps.store.get_idempotency(principal.workspace_id, key)
         now = rules.format_ts(self._deps.clock.now())
-        if record is None or record.expires_at <= now:
-            return None
-        return self._replay_record(principal, record, request_hash)
+        return None if record is None or record.expires_at <= now else record
 
-    def _replay_record(self, principal: Principal, record: IdempotencyRecord, request_hash: str) -> NoteView:
-        if record.request_hash != request_hash:
+    def idempotency_record(
+        self, principal: Principal, key: str, hashed: str, result: dict[str, str | int]
+    ) -> IdempotencyRecord:
+        now = self._deps.clock.now()
+        return IdempotencyRecord(
+            workspace_id=principal.workspace_id,
+            key=key,
+            request_hash=hashed,
+            result=result,
+            recorded_at=rules.format_ts(now),
+            expires_at=rules.format_ts(now + IDEMPOTENCY_TTL),
+        )
+
+    def _replay(self, principal: Principal, key: str, hashed: str) -> NoteView | None:
+        record = self.live_idempotency(principal, key)
+        return None if record is None else self._replay_record(principal, record, hashed)
+
+    def _replay_record(self, principal: Principal, record: IdempotencyRecord, hashed: str) -> NoteView:
+        if record.request_hash != hashed:
             raise IdempotencyKeyReusedError(
                 f"idempotencyKey {record.key!r} was already used for a different request; "
                 "use a new key for new content."
             )
         note = visible_note(self._deps, principal, str(record.result["id"]), allow_deleted=True)
-        return NoteView(note, self._slug(principal, note.project_id))
+        return NoteView(note, self.slug(principal, note.project_id))
 
-    def _slug(self, principal: Principal, project_id: str) -> str:
+    def slug(self, principal: Principal, project_id: str) -> str:
         project = self._deps.store.get_project_by_id(principal.workspace_id, project_id)
         return project.slug if project is not None else project_id

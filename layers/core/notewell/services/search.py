@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from notewell.domain import ranking
 from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.model import Principal, SearchFilters, SearchHit
+from notewell.domain.model import Note, Principal, SearchFilters, SearchHit
 from notewell.ports import SearchIndex, SearchUnavailableError
 from notewell.services.access import Deps, visible_project
 
@@ -18,6 +18,8 @@ MAX_QUERY_CHARS = 500
 MAX_LIMIT = 50
 # The in-process scan reads at most this many of the project's most recently updated notes.
 SCAN_LIMIT = 2_000
+# remember compares against fewer notes when there is no index: the most recent ones are the likeliest matches.
+RELATED_SCAN_LIMIT = 500
 
 
 class SearchMode(StrEnum):
@@ -81,3 +83,25 @@ class SearchService:
     def _substring(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> SearchOutcome:
         notes = [n for n in self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT) if filters.admits(n)]
         return SearchOutcome(ranking.substring(notes, text, limit), SearchMode.SUBSTRING, True)
+
+    def related(
+        self, workspace_id: str, project_id: str, query: str, limit: int, filters: SearchFilters | None = None
+    ) -> list[Note]:
+        """The notes of a project that best match `query` (live ones only), for comparison with new content.
+
+        Always an index query or the bounded recent-notes scan, never a read of the whole project.
+        """
+        filters = filters or SearchFilters()
+        if not query.strip():
+            return []
+        if self._fulltext is not None:
+            try:
+                return [h.note for h in self._fulltext.search(workspace_id, project_id, query, filters, limit)]
+            except SearchUnavailableError:
+                logger.warning("full-text index unavailable; comparing against recent notes instead")
+        notes = [
+            n
+            for n in self._deps.store.project_notes(workspace_id, project_id, limit=RELATED_SCAN_LIMIT)
+            if filters.admits(n)
+        ]
+        return [h.note for h in ranking.bm25(notes, query, limit)]

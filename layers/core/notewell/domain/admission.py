@@ -1,0 +1,135 @@
+"""remember's admission rules: is new content a duplicate, a restatement, a conflict, or new knowledge?
+
+Verdicts are tried in this order for every candidate note:
+  1. duplicate   — the same claim again (nothing to write);
+  2. restatement — the new text is similar, covers most of the old note and is longer: update it in place;
+  3. conflict    — same subject, contradicting claim: store nothing and ask the caller to decide;
+  4. unrelated.
+The restatement check runs before the conflict check: in the other order every elaborated decision reads as a
+conflict and agents learn to send `force: true` by reflex. A restatement must not alter the old claim (no flipped
+negation, no changed number), which is what keeps "we do not use Redis" from updating "we use Redis".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words, tokens
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from notewell.domain.model import Note
+
+# Thresholds, tuned on the labelled pairs in tests/unit/test_admission_labels.py.
+DUPLICATE_SIMILARITY = 0.8  # near-identical wording
+DUPLICATE_MAX_NOVELTY = 0.1  # the new text adds (almost) no bigram the old one lacks, and is not longer
+DUPLICATE_MAX_NEW_WORDS = 0.15  # or it swaps at most a word or so ("via" for "through")...
+DUPLICATE_MIN_KEPT_WORDS = 0.85  # ...while keeping nearly every content word of the old note
+RESTATEMENT_COVERAGE = 0.75  # the new text contains most of the old note's bigrams...
+RESTATEMENT_SIMILARITY = 0.3  # ...and is still recognisably the same text
+ALTERED_OVERLAP = 0.6  # a negation or number change only matters when both talk about the same things
+REVERSAL_JACCARD = 0.75  # the same content words in another order: a reversal
+
+CANDIDATE_TERMS = 24  # words of the new content used to look up candidates in the search index
+
+
+class Verdict(StrEnum):
+    DUPLICATE = "duplicate"
+    RESTATEMENT = "updated"
+    CONFLICT = "conflict"
+    UNRELATED = "created"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    verdict: Verdict
+    note: Note | None
+    comparison: Comparison | None
+
+
+def comparable_text(note: Note) -> str:
+    return note.body if note.body.strip() else note.title
+
+
+def judge(old: str, new: str) -> tuple[Verdict, Comparison]:
+    c = compare(old, new)
+    same_claim = not c.altered and not c.reordered
+    if same_claim and (
+        c.similarity >= DUPLICATE_SIMILARITY
+        or (c.novelty <= DUPLICATE_MAX_NOVELTY and not c.longer)
+        or (c.content_novelty <= DUPLICATE_MAX_NEW_WORDS and c.content_coverage >= DUPLICATE_MIN_KEPT_WORDS)
+    ):
+        return Verdict.DUPLICATE, c
+    if same_claim and c.longer and c.coverage >= RESTATEMENT_COVERAGE and c.similarity >= RESTATEMENT_SIMILARITY:
+        return Verdict.RESTATEMENT, c
+    if c.altered and c.overlap >= ALTERED_OVERLAP:
+        return Verdict.CONFLICT, c
+    if c.reordered and c.jaccard >= REVERSAL_JACCARD:
+        return Verdict.CONFLICT, c
+    return Verdict.UNRELATED, c
+
+
+def admit(content: str, candidates: Sequence[Note], *, allow_conflicts: bool = False) -> Judgement:
+    """The verdict for `content` against every candidate: the strongest one wins, in contract order."""
+    best: dict[Verdict, tuple[float, Note, Comparison]] = {}
+    for note in candidates:
+        verdict, comparison = judge(comparable_text(note), content)
+        strength = {
+            Verdict.DUPLICATE: comparison.similarity,
+            Verdict.RESTATEMENT: comparison.coverage,
+            Verdict.CONFLICT: comparison.overlap,
+            Verdict.UNRELATED: 0.0,
+        }[verdict]
+        if verdict not in best or strength > best[verdict][0]:
+            best[verdict] = (strength, note, comparison)
+    order = [Verdict.DUPLICATE, Verdict.RESTATEMENT] + ([] if allow_conflicts else [Verdict.CONFLICT])
+    for verdict in order:
+        if verdict in best:
+            _, note, comparison = best[verdict]
+            return Judgement(verdict, note, comparison)
+    return Judgement(Verdict.UNRELATED, None, None)
+
+
+def candidate_query(content: str) -> str:
+    """A few distinctive words of the content to find candidates in the search index (never the whole text)."""
+    words = tokens(content)
+    keep = content_words(words)
+    chosen: list[str] = []
+    for word in words:
+        if word in keep and word not in chosen and len(word) > 1:
+            chosen.append(word)
+        if len(chosen) >= CANDIDATE_TERMS:
+            break
+    return " ".join(chosen) or " ".join(words[:CANDIDATE_TERMS])
+
+
+# ----- titles ------------------------------------------------------------------------------------------------
+
+TITLE_LIMIT = 80
+_MARKDOWN = re.compile(r"^[#>*+\-\s`\d.)]+|[*_`]+|\[([^\]]*)\]\([^)]*\)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_TRAILING = STOPWORDS | {"because", "since", "while", "if", "via", "per", "not", "no", "instead", "than"}
+
+
+def derive_title(content: str, limit: int = TITLE_LIMIT) -> str:
+    """A short title from the content's first sentence, cut at a clause or word boundary, never mid-phrase."""
+    line = next((x for x in (_MARKDOWN.sub(r"\1", raw).strip() for raw in content.splitlines()) if x), "")
+    sentence = _SENTENCE_END.split(line, maxsplit=1)[0].strip().rstrip(".!?;:, ")
+    if not sentence:
+        return "Untitled note"
+    if len(sentence) > limit:
+        cut = sentence[:limit]
+        clause = max(cut.rfind(sep) for sep in (";", ":", " — ", " - ", ",", " ("))
+        if clause >= 25:
+            sentence = cut[:clause]
+        else:
+            words = cut[: cut.rfind(" ")].split() if " " in cut else [cut]
+            while len(words) > 2 and words[-1].casefold().strip(",;:") in _TRAILING:
+                words.pop()
+            sentence = " ".join(words)
+    sentence = sentence.rstrip(".!?;:,- ")
+    return sentence[0].upper() + sentence[1:]

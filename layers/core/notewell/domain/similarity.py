@@ -1,0 +1,137 @@
+"""Text comparison for admission: word-order aware bigram measures plus the two signals bigrams miss.
+
+Word overlap cannot tell "opaque tokens instead of JWTs" from "JWTs instead of opaque tokens"; bigrams can.
+Two bigram measures answer two questions:
+  * similarity (Dice over bigram sets): "is this the same text?"
+  * coverage of the old note's bigrams by the new text: "is the old claim contained in the new one?"
+Bigrams are blind to a negation or a changed number inside an otherwise identical sentence, so `altered`
+reports those explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Numbers and versions stay whole ("3.11", "v2", "100ms"), other words split on non-word characters.
+_TOKEN = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*|[^\W\d_]+(?:'[a-z]+)?", re.IGNORECASE)
+_NUMBER = re.compile(r"\d")
+
+NEGATIONS = frozenset(
+    {
+        "not", "no", "never", "none", "nothing", "neither", "nor", "without", "cannot", "can't", "don't",
+        "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "shouldn't", "mustn't", "avoid", "stop",
+        "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden", "ban", "banned", "against",
+        "instead", "rather", "unlike", "except",
+    }
+)  # fmt: skip
+
+STOPWORDS = frozenset(
+    {
+        "a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as",
+        "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "we",
+        "our", "us", "you", "your", "they", "their", "i", "he", "she", "will", "would", "should", "must",
+        "can", "could", "may", "might", "do", "does", "did", "has", "have", "had", "so", "than", "then",
+        "also", "all", "any", "some", "into", "about", "which", "who", "what", "when", "where", "why", "how",
+        "use", "uses", "using", "used",
+    }
+)  # fmt: skip
+
+# How far after a negation word its scope reaches (in tokens, stopwords included).
+NEGATION_WINDOW = 3
+# Below this share of shared-word pairs in the same order, two texts say their words in another order.
+REORDER_THRESHOLD = 0.75
+
+
+def tokens(text: str) -> list[str]:
+    return [t.casefold() for t in _TOKEN.findall(text)]
+
+
+def bigrams(words: list[str]) -> set[tuple[str, str]]:
+    if len(words) == 1:
+        return {(words[0], "")}
+    return set(zip(words, words[1:], strict=False))
+
+
+def content_words(words: list[str]) -> set[str]:
+    return {w for w in words if w not in STOPWORDS and w not in NEGATIONS}
+
+
+def numbers(words: list[str]) -> set[str]:
+    return {w for w in words if _NUMBER.search(w)}
+
+
+def order_agreement(old_words: list[str], new_words: list[str], shared: set[str]) -> float:
+    """Kendall-style agreement of the first positions of the shared words (1.0 when fewer than two are shared)."""
+    old_at = {w: i for i, w in reversed(list(enumerate(old_words))) if w in shared}
+    new_at = {w: i for i, w in reversed(list(enumerate(new_words))) if w in shared}
+    words = sorted(shared)
+    pairs = agree = 0
+    for i, first in enumerate(words):
+        for second in words[i + 1 :]:
+            pairs += 1
+            agree += (old_at[first] < old_at[second]) == (new_at[first] < new_at[second])
+    return agree / pairs if pairs else 1.0
+
+
+def negated_words(words: list[str]) -> set[str]:
+    """Content words in the scope of a negation ("we do not use Redis" → {redis})."""
+    scoped: set[str] = set()
+    for index, word in enumerate(words):
+        if word in NEGATIONS or word.endswith("n't"):
+            for follower in words[index + 1 : index + 1 + NEGATION_WINDOW]:
+                if follower not in STOPWORDS and follower not in NEGATIONS:
+                    scoped.add(follower)
+    return scoped
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    similarity: float  # Dice coefficient of the two bigram sets
+    coverage: float  # share of the old text's bigrams found in the new text
+    novelty: float  # share of the new text's bigrams not found in the old text
+    overlap: float  # shared content words / content words of the shorter text
+    jaccard: float  # shared content words / all content words
+    content_coverage: float  # shared content words / content words of the old text
+    content_novelty: float  # content words only the new text has / content words of the new text
+    order_agreement: float  # share of shared-word pairs that keep their relative order (1.0: same order)
+    numbers_changed: bool  # a number of the old text is gone and a new one appeared
+    polarity_flipped: bool  # a shared word is negated in one text and not in the other
+    longer: bool  # the new text has more words
+
+    @property
+    def altered(self) -> bool:
+        return self.numbers_changed or self.polarity_flipped
+
+    @property
+    def reordered(self) -> bool:
+        """The shared words stand in another order: "A calls B" against "B calls A"."""
+        return self.order_agreement < REORDER_THRESHOLD
+
+
+def compare(old: str, new: str) -> Comparison:
+    old_words, new_words = tokens(old), tokens(new)
+    if not old_words or not new_words:
+        return Comparison(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, False, False, len(new_words) > len(old_words))
+    old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
+    shared = len(old_bigrams & new_bigrams)
+    old_content, new_content = content_words(old_words), content_words(new_words)
+    shared_content = old_content & new_content
+    smaller = min(len(old_content), len(new_content)) or 1
+    union = len(old_content | new_content) or 1
+    old_numbers, new_numbers = numbers(old_words), numbers(new_words)
+    old_negated, new_negated = negated_words(old_words), negated_words(new_words)
+    flipped = bool((old_negated ^ new_negated) & shared_content)
+    return Comparison(
+        similarity=2 * shared / (len(old_bigrams) + len(new_bigrams)),
+        coverage=shared / len(old_bigrams),
+        novelty=1 - shared / len(new_bigrams),
+        overlap=len(shared_content) / smaller,
+        jaccard=len(shared_content) / union,
+        content_coverage=len(shared_content) / (len(old_content) or 1),
+        content_novelty=len(new_content - old_content) / (len(new_content) or 1),
+        order_agreement=order_agreement(old_words, new_words, shared_content),
+        numbers_changed=bool(old_numbers - new_numbers) and bool(new_numbers - old_numbers),
+        polarity_flipped=flipped,
+        longer=len(new_words) > len(old_words),
+    )

@@ -1,0 +1,427 @@
+"""remember, checkpoint and conflicts: writes that keep a project's memory free of duplicates and honest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from notewell.domain import admission, rules
+from notewell.domain.admission import Verdict
+from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
+from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
+from notewell.ports import IdempotencyKeyTakenError
+from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
+from notewell.services.notes import NoteService, NoteView, request_hash
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from notewell.domain.model import IdempotencyRecord
+    from notewell.services.search import SearchService
+
+REVIEWED_TYPES = frozenset({NoteType.DECISION, NoteType.CONSTRAINT, NoteType.ARCHITECTURE})
+CANDIDATES = 8  # notes compared per remember: the search index's best matches, never the whole project
+NEIGHBOURS = 5
+CANDIDATE_STATUSES = frozenset({NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED})
+MAX_CHECKPOINT_ITEMS = 30
+CONFLICTS_SHOWN = 20
+
+
+class RememberStatus(StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvingCall:
+    """An exact tool call that resolves a conflict; the agent can send it as is."""
+
+    tool: str
+    arguments: dict[str, object]
+    when: str
+
+
+@dataclass(frozen=True, slots=True)
+class RememberRequest:
+    project: str
+    content: str
+    type: NoteType = NoteType.NOTE
+    title: str | None = None
+    tags: Sequence[str] = ()
+    importance: int = 3
+    supersedes: Sequence[str] = ()
+    force: bool = False
+    status: NoteStatus = NoteStatus.CURRENT
+    idempotency_key: str | None = None
+
+    def arguments(self) -> dict[str, object]:
+        """The request as remember's wire arguments (for resolving calls)."""
+        args: dict[str, object] = {"project": self.project, "content": self.content, "type": self.type.value}
+        if self.title:
+            args["title"] = self.title
+        if self.tags:
+            args["tags"] = list(self.tags)
+        if self.importance != 3:
+            args["importance"] = self.importance
+        if self.supersedes:
+            args["supersedes"] = list(self.supersedes)
+        return args
+
+
+@dataclass(frozen=True, slots=True)
+class RememberOutcome:
+    status: RememberStatus
+    note: NoteView | None  # created/updated: the note written; duplicate: the note already holding it
+    existing: Note | None = None  # the note matched (duplicate, updated, conflict)
+    neighbours: list[Note] = field(default_factory=list)
+    review_required: bool = False
+    resolutions: list[ResolvingCall] = field(default_factory=list)
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointItem:
+    kind: str  # decision | open_item | failed_approach
+    content: str
+    outcome: RememberOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointOutcome:
+    handoff: NoteView
+    items: list[CheckpointItem]
+
+
+class ConflictKind(StrEnum):
+    DISPUTED = "disputed"
+    UNFINISHED_SUPERSESSION = "unfinished_supersession"
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    kind: ConflictKind
+    note: Note
+    counterparts: tuple[str, ...]  # the superseding notes of an unfinished supersession
+    message: str
+
+
+class MemoryService:
+    def __init__(self, deps: Deps, notes: NoteService, search: SearchService) -> None:
+        self._deps = deps
+        self._notes = notes
+        self._search = search
+
+    # ----- remember ----------------------------------------------------------------------------------------
+
+    def remember(self, principal: Principal, request: RememberRequest) -> RememberOutcome:
+        require_write(principal)
+        content = request.content.strip()
+        if not content:
+            raise InvalidArgumentError("content is empty; say what should be remembered.")
+        rules.check_body(content)
+        title = rules.check_title(request.title) if request.title else admission.derive_title(content)
+        tags = rules.check_tags(request.tags)
+        rules.check_importance(request.importance)
+        if request.status is NoteStatus.SUPERSEDED:
+            raise InvalidArgumentError("A note becomes 'superseded' only through supersedes on its replacement.")
+        superseded = list(dict.fromkeys(request.supersedes))
+        for old_id in superseded:
+            rules.check_note_id(old_id)
+
+        hashed = None
+        if request.idempotency_key is not None:
+            hashed = request_hash(
+                "remember",
+                {"project": request.project, "content": content, "type": request.type, "title": title, "tags": tags,
+                 "importance": request.importance, "supersedes": superseded, "force": request.force,
+                 "status": request.status},
+            )  # fmt: skip
+            record = self._notes.live_idempotency(principal, request.idempotency_key)
+            if record is not None:
+                return self._replay(principal, record, hashed)
+
+        project = writable_project(self._deps, principal, request.project)
+        attempts = 3  # an update that lost a race is judged again against the fresh note
+        for attempt in range(attempts):
+            try:
+                return self._admit(principal, project, request, content, title, tags, superseded, hashed)
+            except VersionConflictError:
+                if attempt == attempts - 1:
+                    raise
+            except IdempotencyKeyTakenError as taken:
+                return self._replay(principal, taken.record, hashed or "")
+        raise AssertionError("unreachable")
+
+    def _admit(
+        self,
+        principal: Principal,
+        project: Project,
+        request: RememberRequest,
+        content: str,
+        title: str,
+        tags: tuple[str, ...],
+        superseded: list[str],
+        hashed: str | None,
+    ) -> RememberOutcome:
+        ws = principal.workspace_id
+        candidates = [
+            note
+            for note in self._search.related(ws, project.id, admission.candidate_query(content), CANDIDATES)
+            if note.status in CANDIDATE_STATUSES and note.id not in superseded
+        ]
+        judgement = admission.admit(content, candidates, allow_conflicts=request.force)
+        existing = judgement.note
+        key = request.idempotency_key
+
+        if judgement.verdict is Verdict.DUPLICATE and existing is not None:
+            self._record_only(principal, key, hashed, RememberStatus.DUPLICATE, existing)
+            return RememberOutcome(
+                RememberStatus.DUPLICATE, NoteView(existing, project.slug), existing,
+                message=f"Already known as {existing.id} ({existing.title!r}); nothing was written.",
+            )  # fmt: skip
+        if judgement.verdict is Verdict.CONFLICT and existing is not None:
+            self._record_only(principal, key, hashed, RememberStatus.CONFLICT, existing)
+            return self._conflict(request, existing)
+        if judgement.verdict is Verdict.RESTATEMENT and existing is not None and not superseded:
+            return self._restate(principal, project, request, existing, content, tags, key, hashed)
+
+        note = self._new_note(principal, project, request, content, title, tags)
+        writes = [NoteWrite(note, expected_version=None)]
+        writes += self._notes.supersession_writes(principal, project.id, note, superseded)
+        record = self._record(principal, key, hashed, RememberStatus.CREATED, note, None)
+        self._notes.commit(principal, writes, record)
+        neighbours = self._neighbours(principal, project, note) if note.type in REVIEWED_TYPES else []
+        review = note.type in REVIEWED_TYPES
+        message = f"Stored as {note.id}."
+        if review:
+            message += " Read the neighbours: if one disagrees, supersede it or mark the pair disputed."
+        return RememberOutcome(
+            RememberStatus.CREATED, NoteView(note, project.slug), None, neighbours, review, message=message
+        )
+
+    def _restate(
+        self,
+        principal: Principal,
+        project: Project,
+        request: RememberRequest,
+        existing: Note,
+        content: str,
+        tags: tuple[str, ...],
+        key: str | None,
+        hashed: str | None,
+    ) -> RememberOutcome:
+        now = self._deps.clock.now()
+        updated = replace(
+            existing,
+            body=content,
+            title=rules.check_title(request.title) if request.title else existing.title,
+            tags=tuple(dict.fromkeys((*existing.tags, *tags)))[: rules.MAX_TAGS],
+            importance=max(existing.importance, request.importance),
+            version=existing.version + 1,
+            updated_at=rules.next_updated_at(now, existing.updated_at),
+            author=principal.actor,
+            write_id=key or self._deps.ids.new_id("w"),
+        )
+        record = self._record(principal, key, hashed, RememberStatus.UPDATED, updated, existing)
+        self._notes.commit(
+            principal, [NoteWrite(updated, expected_version=existing.version, previous=existing)], record
+        )
+        return RememberOutcome(
+            RememberStatus.UPDATED, NoteView(updated, project.slug), existing,
+            message=f"Restates {existing.id}: updated it in place to v{updated.version} (v{existing.version} kept).",
+        )  # fmt: skip
+
+    def _conflict(self, request: RememberRequest, existing: Note) -> RememberOutcome:
+        base = request.arguments()
+        key = request.idempotency_key
+        supersede = {**base, "supersedes": [*request.supersedes, existing.id]}
+        force = {**base, "force": True}
+        if key is not None:  # the original key now replays this conflict: each resolution needs its own
+            supersede["idempotencyKey"] = f"{key}:supersede"
+            force["idempotencyKey"] = f"{key}:force"
+        return RememberOutcome(
+            RememberStatus.CONFLICT, None, existing,
+            resolutions=[
+                ResolvingCall("remember", supersede, "the new claim replaces the old one"),
+                ResolvingCall("remember", force, "both claims are true"),
+            ],
+            message=(
+                f"This contradicts {existing.id} ({existing.title!r}); nothing was stored. Re-send with "
+                f"supersedes: ['{existing.id}'] if the new claim replaces it, or force: true if both are true."
+            ),
+        )  # fmt: skip
+
+    def _new_note(
+        self, principal: Principal, project: Project, request: RememberRequest, content: str, title: str,
+        tags: tuple[str, ...],
+    ) -> Note:  # fmt: skip
+        now = rules.format_ts(self._deps.clock.now())
+        return Note(
+            id=self._deps.ids.note_id(), workspace_id=principal.workspace_id, project_id=project.id, title=title,
+            body=content, version=1, created_at=now, updated_at=now, author=principal.actor,
+            write_id=request.idempotency_key or self._deps.ids.new_id("w"), type=request.type, status=request.status,
+            tags=tags, importance=request.importance, supersedes=tuple(dict.fromkeys(request.supersedes)),
+        )  # fmt: skip
+
+    def _neighbours(self, principal: Principal, project: Project, note: Note) -> list[Note]:
+        ws = principal.workspace_id
+        found = [
+            n
+            for n in self._search.related(
+                ws, project.id, admission.candidate_query(f"{note.title} {note.body}"), NEIGHBOURS + 1,
+                SearchFilters(types=frozenset({note.type})),
+            )
+            if n.id != note.id and n.status is not NoteStatus.SUPERSEDED
+        ][:NEIGHBOURS]  # fmt: skip
+        if len(found) < NEIGHBOURS:  # too few word matches: add the most recent notes of the same type
+            recent = self._deps.store.notes_by_type(
+                ws, project.id, [note.type], [NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED],
+                limit=NEIGHBOURS + 1,
+            )  # fmt: skip
+            seen = {n.id for n in found} | {note.id}
+            found += [n for n in recent if n.id not in seen][: NEIGHBOURS - len(found)]
+        return found
+
+    # ----- idempotency -------------------------------------------------------------------------------------
+
+    def _record(
+        self, principal: Principal, key: str | None, hashed: str | None, status: RememberStatus, note: Note | None,
+        existing: Note | None,
+    ) -> IdempotencyRecord | None:  # fmt: skip
+        if key is None or hashed is None:
+            return None
+        result: dict[str, str | int] = {"status": status.value}
+        if note is not None:
+            result["id"] = note.id
+        if existing is not None:
+            result["existingId"] = existing.id
+        return self._notes.idempotency_record(principal, key, hashed, result)
+
+    def _record_only(
+        self, principal: Principal, key: str | None, hashed: str | None, status: RememberStatus, existing: Note
+    ) -> None:
+        """Writeless outcomes (duplicate, conflict) still record the key, so a retry answers the same."""
+        record = self._record(principal, key, hashed, status, None, existing)
+        if record is not None:
+            self._notes.commit(principal, [], record)
+
+    def _replay(self, principal: Principal, record: IdempotencyRecord, hashed: str) -> RememberOutcome:
+        if record.request_hash != hashed:
+            raise IdempotencyKeyReusedError(
+                f"idempotencyKey {record.key!r} was already used for a different request; use a new key for new "
+                "content."
+            )
+        status = RememberStatus(str(record.result["status"]))
+        note_id = str(record.result.get("id", "")) or None
+        existing_id = str(record.result.get("existingId", "")) or None
+        note = visible_note(self._deps, principal, note_id, allow_deleted=True) if note_id else None
+        existing = visible_note(self._deps, principal, existing_id, allow_deleted=True) if existing_id else None
+        view = None
+        target = note or (existing if status is RememberStatus.DUPLICATE else None)
+        if target is not None:
+            view = NoteView(target, self._notes.slug(principal, target.project_id))
+        review = note is not None and status is RememberStatus.CREATED and note.type in REVIEWED_TYPES
+        return RememberOutcome(status, view, existing, review_required=review, message="Replayed: nothing new written.")
+
+    # ----- checkpoint --------------------------------------------------------------------------------------
+
+    def checkpoint(
+        self,
+        principal: Principal,
+        project: str,
+        *,
+        summary: str,
+        decisions: Sequence[str] = (),
+        open_items: Sequence[str] = (),
+        next_actions: Sequence[str] = (),
+        failed_approaches: Sequence[str] = (),
+        idempotency_key: str | None = None,
+    ) -> CheckpointOutcome:
+        require_write(principal)
+        if not summary.strip():
+            raise InvalidArgumentError("summary is empty; say what this session did and where it stopped.")
+        items = [("decision", x) for x in decisions] + [("open_item", x) for x in open_items]
+        items += [("failed_approach", x) for x in failed_approaches]
+        if len(items) + len(next_actions) > MAX_CHECKPOINT_ITEMS:
+            raise InvalidArgumentError(
+                f"A checkpoint takes at most {MAX_CHECKPOINT_ITEMS} items; store the rest with remember."
+            )
+        if any(not text.strip() for _, text in items) or any(not a.strip() for a in next_actions):
+            raise InvalidArgumentError("An item is empty; drop it or say what it is.")
+        body = summary.strip()
+        if next_actions:
+            body += "\n\nNext actions:\n" + "\n".join(f"- {a.strip()}" for a in next_actions)
+        rules.check_body(body)
+
+        if idempotency_key is not None:
+            # The whole request is pinned to the key; each part replays under a key derived from it, so a retry
+            # after a failure midway finishes the work without writing anything twice.
+            hashed = request_hash(
+                "checkpoint",
+                {"project": project, "summary": summary, "decisions": list(decisions), "open": list(open_items),
+                 "next": list(next_actions), "failed": list(failed_approaches)},
+            )  # fmt: skip
+            record = self._notes.live_idempotency(principal, idempotency_key)
+            if record is not None and record.request_hash != hashed:
+                raise IdempotencyKeyReusedError(
+                    f"idempotencyKey {idempotency_key!r} was already used for a different checkpoint; use a new key."
+                )
+            if record is None:
+                try:
+                    self._notes.commit(
+                        principal, [], self._notes.idempotency_record(principal, idempotency_key, hashed, {"op": 1})
+                    )
+                except IdempotencyKeyTakenError as taken:
+                    if taken.record.request_hash != hashed:
+                        raise IdempotencyKeyReusedError(
+                            f"idempotencyKey {idempotency_key!r} was already used for a different checkpoint."
+                        ) from taken
+
+        kinds = {
+            "decision": (NoteType.DECISION, NoteStatus.CURRENT),
+            "open_item": (NoteType.TASK, NoteStatus.PENDING),
+            "failed_approach": (NoteType.FAILED_APPROACH, NoteStatus.CURRENT),
+        }
+        results: list[CheckpointItem] = []
+        for index, (kind, text) in enumerate(items):
+            note_type, status = kinds[kind]
+            sub_key = f"{idempotency_key}:{kind}:{index}" if idempotency_key else None
+            outcome = self.remember(
+                principal,
+                RememberRequest(project, text, type=note_type, status=status, idempotency_key=sub_key),
+            )
+            results.append(CheckpointItem(kind, text, outcome))
+        handoff = self._notes.create(
+            principal, project, title=f"Handoff: {admission.derive_title(summary, 70)}", body=body,
+            type=NoteType.HANDOFF, idempotency_key=f"{idempotency_key}:handoff" if idempotency_key else None,
+        )  # fmt: skip
+        return CheckpointOutcome(handoff, results)
+
+    # ----- conflicts ---------------------------------------------------------------------------------------
+
+    def conflicts(self, principal: Principal, project: str) -> list[Conflict]:
+        """Disputed notes and unfinished supersessions of a project, newest first (bounded)."""
+        target = visible_project(self._deps, principal, project)
+        if target is None:
+            return []
+        found: list[Conflict] = []
+        for note in self._deps.store.conflicted_notes(principal.workspace_id, target.id, limit=CONFLICTS_SHOWN):
+            if note.status is NoteStatus.DISPUTED:
+                found.append(
+                    Conflict(
+                        ConflictKind.DISPUTED, note, (), f"{note.id} is disputed: settle it and update its status."
+                    )
+                )
+            elif note.superseded_by:
+                newer = ", ".join(note.superseded_by)
+                found.append(
+                    Conflict(
+                        ConflictKind.UNFINISHED_SUPERSESSION, note, note.superseded_by,
+                        f"{note.id} is still {note.status.value} but {newer} supersedes it: finish with "
+                        f"update_note(id='{note.superseded_by[-1]}', supersedes=['{note.id}']), or mark it disputed.",
+                    )
+                )  # fmt: skip
+        return found
