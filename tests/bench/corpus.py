@@ -54,6 +54,19 @@ class NoteSpec:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """What an agent passes to remember: two short sentences, and one more sentence to restate them at length."""
+
+    text: str
+    addition: str
+
+    @property
+    def restated(self) -> str:
+        """The statement plus the extra sentence: a longer restatement (remember answers 'updated')."""
+        return f"{self.text} {self.addition}"
+
+
 def _word(rng: random.Random) -> str:
     syllables = rng.choice((1, 2, 2, 2, 3, 3, 4))
     return "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables))
@@ -131,3 +144,17 @@ class Corpus:
         """Queries of 1-3 words drawn uniformly from the vocabulary (so from frequent and rare words alike)."""
         rng = random.Random(f"{self.seed}/queries/{stream}")
         return [" ".join(rng.sample(self.words, rng.randint(1, 3))) for _ in range(count)]
+
+    def statements(self, count: int, *, stream: int = 0) -> list[Statement]:
+        """`count` statements of two 6-10 word sentences, each with an extra sentence of 14-18 words.
+
+        The extra sentence is long on purpose: remember calls a text a duplicate when its word bigrams match the
+        old note's with a Dice similarity of 0.8 or more, so a restatement must add at least half as many bigrams
+        as the note has (admission.DUPLICATE_SIMILARITY); at 12-20 words + 14-18 the similarity stays 0.55-0.73.
+        """
+        rng = random.Random(f"{self.seed}/statements/{stream}")
+        out: list[Statement] = []
+        for _ in range(count):
+            text = " ".join(self._sentence(rng, rng.randint(6, 10)) for _ in range(2))
+            out.append(Statement(text, self._sentence(rng, rng.randint(14, 18))))
+        return out

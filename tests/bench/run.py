@@ -42,8 +42,20 @@ from mcp.client.streamable_http import streamable_http_client
 from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
+from tests.bench.common import (
+    PROJECT,
+    CpuWatch,
+    chunks,
+    cpu_note,
+    create_through_services,
+    log,
+    round_summary,
+    seed,
+    table,
+    timed_rounds,
+)
 from tests.bench.corpus import Corpus, NoteSpec
-from tests.bench.local_server import Served, machine_busy_cpu_seconds, serve
+from tests.bench.local_server import Served, serve
 from tests.bench.stats import summarize
 
 if TYPE_CHECKING:
@@ -51,7 +63,6 @@ if TYPE_CHECKING:
 
     from notewell.domain.model import Principal
 
-PROJECT = "bench"
 MODERN = "2026-07-28"
 LEGACY = "legacy"
 RAW = "raw_http"
@@ -103,71 +114,7 @@ class Plan:
         )
 
 
-def log(message: str) -> None:
-    print(f"[bench] {message}", file=sys.stderr, flush=True)
-
-
 # ----- measuring -------------------------------------------------------------------------------------------
-
-
-class CpuWatch:
-    """Cores kept busy, over a phase, by the server, by this process, and by everything else on the machine."""
-
-    def __init__(self, served: Served) -> None:
-        self._served = served
-        self._start = self._read()
-
-    def _read(self) -> tuple[float, float, float, float]:
-        return (
-            time.perf_counter(),
-            self._served.cpu_seconds(),
-            time.process_time(),
-            machine_busy_cpu_seconds(),
-        )
-
-    def shares(self) -> dict[str, float]:
-        end = self._read()
-        wall, server, own, machine = (b - a for a, b in zip(self._start, end, strict=True))
-        wall = max(wall, 1e-9)
-        return {
-            "server": round(server / wall, 2),
-            "bench_process": round(own / wall, 2),
-            "other_processes": round(max(machine - server - own, 0.0) / wall, 2),
-        }
-
-
-def chunks(items: Sequence[Any], parts: int) -> list[Sequence[Any]]:
-    size = -(-len(items) // parts)
-    return [items[i * size : (i + 1) * size] for i in range(parts)]
-
-
-def round_summary(rounds: list[list[float]], elapsed: float, errors: int = 0) -> dict[str, Any]:
-    """Percentiles over every sample, plus each round's p50: the spread shows how noisy the machine was."""
-    samples = [s for r in rounds for s in r]
-    summary = summarize(samples, elapsed=elapsed, errors=errors)
-    round_p50 = [summarize(r)["p50_ms"] for r in rounds if r]
-    summary["round_p50_ms"] = round_p50
-    summary["best_round_p50_ms"] = min(round_p50) if round_p50 else None
-    return summary
-
-
-def timed_rounds(ops: dict[str, tuple[Callable[[Any], object], Sequence[Any]]], rounds: int) -> dict[str, Any]:
-    """Call each op on its arguments, split into `rounds` rounds that alternate between the ops."""
-    clock = time.perf_counter
-    samples: dict[str, list[list[float]]] = {name: [] for name in ops}
-    elapsed = dict.fromkeys(ops, 0.0)
-    split = {name: chunks(arguments, rounds) for name, (_, arguments) in ops.items()}
-    for number in range(rounds):
-        for name, (call, _) in ops.items():
-            these: list[float] = []
-            started = clock()
-            for argument in split[name][number]:
-                before = clock()
-                call(argument)
-                these.append(clock() - before)
-            elapsed[name] += clock() - started
-            samples[name].append(these)
-    return {name: round_summary(samples[name], elapsed[name]) for name in ops}
 
 
 async def timed_rounds_async(
@@ -202,29 +149,6 @@ async def timed_rounds_async(
 
 
 # ----- core ------------------------------------------------------------------------------------------------
-
-
-def create_through_services(services: Services, principal: Principal, spec: NoteSpec) -> str:
-    view = services.notes.create(
-        principal,
-        PROJECT,
-        title=spec.title,
-        body=spec.body,
-        type=spec.type,
-        status=spec.status,
-        tags=spec.tags,
-        importance=spec.importance,
-    )
-    return view.note.id
-
-
-def seed(services: Services, principal: Principal, corpus: Corpus, count: int) -> tuple[list[str], dict[str, Any]]:
-    ids: list[str] = []
-    started = time.perf_counter()
-    for spec in corpus.notes(count):
-        ids.append(create_through_services(services, principal, spec))
-    elapsed = time.perf_counter() - started
-    return ids, {"notes": count, "seconds": round(elapsed, 2), "notes_per_s": round(count / elapsed, 1)}
 
 
 def core_reads(
@@ -511,7 +435,7 @@ def bench_size(size: int, workdir: Path, corpus: Corpus, plan: Plan, *, profile:
             if principal is None:
                 raise RuntimeError("the key notewell serve printed does not authenticate against its data dir")
             log(f"  seeding {size:,} notes through NoteService.create")
-            ids, result["seeding"] = seed(services, principal, corpus, size)
+            ids, result["seeding"] = seed(services, principal, corpus.notes(size))
             result["db_mb_after_seeding"] = db_megabytes(data_dir)
             result["notes_during_reads"] = store_count(data_dir)
             get_ids = [get_rng.choice(ids) for _ in range(max(plan.core_get, plan.mcp_get, plan.raw_calls))]
@@ -559,36 +483,6 @@ def bench_size(size: int, workdir: Path, corpus: Corpus, plan: Plan, *, profile:
 
 
 # ----- report ----------------------------------------------------------------------------------------------
-
-
-def table(header: Sequence[str], rows: Sequence[Sequence[object]], indent: str = "  ") -> str:
-    def cell(value: object) -> str:
-        if value is None:
-            return "-"
-        if isinstance(value, float):
-            if abs(value) >= 1000:
-                return f"{value:,.0f}"
-            return f"{value:.1f}" if abs(value) >= 100 else f"{value:.2f}" if abs(value) >= 1 else f"{value:.3f}"
-        if isinstance(value, int):
-            return f"{value:,}"
-        return str(value)
-
-    cells = [[cell(v) for v in row] for row in [header, *rows]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    lines = []
-    for number, row in enumerate(cells):
-        parts = [row[0].ljust(widths[0])] + [v.rjust(w) for v, w in zip(row[1:], widths[1:], strict=True)]
-        lines.append(indent + "  ".join(parts).rstrip())
-        if number == 0:
-            lines.append(indent + "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
-def cpu_note(shares: dict[str, float]) -> str:
-    return (
-        f"  (cores busy meanwhile: server {shares['server']}, this process {shares['bench_process']}, "
-        f"other processes {shares['other_processes']})"
-    )
 
 
 def report_size(r: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from notewell.config import ConfigError, Settings
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
+from notewell.services.context import ContextService
 from notewell.services.memory import MemoryService
 from notewell.services.notes import NoteService
 from notewell.services.projects import ProjectService
@@ -25,6 +26,7 @@ class Services:
     search: SearchService
     auth: AuthService
     memory: MemoryService
+    context: ContextService
 
 
 def bootstrap(
@@ -44,13 +46,15 @@ def bootstrap(
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
     notes = NoteService(deps)
     search_service = SearchService(deps, search)
+    memory = MemoryService(deps, notes, search_service)
     return Services(
         deps=deps,
         notes=notes,
         projects=ProjectService(deps),
         search=search_service,
         auth=AuthService(deps),
-        memory=MemoryService(deps, notes, search_service),
+        memory=memory,
+        context=ContextService(deps, search_service, memory),
     )
 
 

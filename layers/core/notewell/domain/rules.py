@@ -134,9 +134,30 @@ def excerpt(text: str, limit: int = DEFAULT_EXCERPT_CHARS) -> str:
     return cut.rstrip(" ,;:.-") + "…"
 
 
+_TOKEN_PIECE = re.compile(r"[^\W\d_]+|\d+|\s+|[^\w\s]+|_")
+
+
 def estimate_tokens(text: str) -> int:
-    """Token estimate used everywhere in the product: about four characters per token, rounded up."""
-    return (len(text) + 3) // 4
+    """The product's one token estimate (budgets, get_context's `spent`, metering).
+
+    Counts pieces the way BPE tokenizers split text: a word is one token per 8 letters (a leading space is
+    free), digits go in threes, a run of punctuation costs one token per two characters. Measured against
+    cl100k_base and o200k_base (tests/unit/test_token_estimate.py): English prose 1.02x the real count, note
+    texts 0.97x, get_context JSON 1.10x (slightly over, so a budget holds), random ids 0.82x.
+    """
+    count = 0
+    for match in _TOKEN_PIECE.finditer(text):
+        piece = match.group()
+        first = piece[0]
+        if first.isalpha():
+            count += 1 + (len(piece) - 1) // 8 if piece.isascii() else len(piece) // 2 + 1
+        elif first.isdigit():
+            count += (len(piece) + 2) // 3
+        elif first.isspace():
+            count += 0 if piece == " " else 1
+        else:
+            count += (len(piece) + 1) // 2
+    return count
 
 
 # Timestamps are fixed-width UTC with milliseconds, so string order is time order.

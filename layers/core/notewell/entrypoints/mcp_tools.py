@@ -14,13 +14,16 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec
 
 from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from notewell.domain.errors import NotewellError, UnauthenticatedError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
+from notewell.domain.packing import Detail
 from notewell.entrypoints.wire import (
     CheckpointResult,
+    ContextOut,
     LinkOut,
     NoteFull,
     NotesBatch,
@@ -51,9 +54,11 @@ CURRENT_REQUEST_ID: ContextVar[str] = ContextVar("notewell_request_id", default=
 TEXT_BLOCK_STRING_LIMIT = 1_000
 
 SERVER_INSTRUCTIONS = (
-    "Notewell is this project's durable memory: decisions, constraints, failed approaches, status and "
-    "handoffs that outlive your session. Search before re-deciding something; write down what the next "
-    "agent must know. Reads are lean: fetch full bodies with get_note or get_notes by id."
+    "Notewell is this project's durable memory: decisions, constraints, failed approaches, status and handoffs "
+    "that outlive your session. START every task with get_context(project, query=<the task>) and follow its "
+    "constraints and instructions. While working, remember decisions, constraints and failed approaches as they "
+    "happen. END every session with checkpoint (summary, decisions, open items, next actions). Reads are lean: "
+    "fetch full bodies with get_notes by id."
 )
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -192,6 +197,37 @@ def build_server(services: Services) -> MCPServer:
         return register
 
     notes = services.notes
+
+    # ----- orientation --------------------------------------------------------------------------------------
+
+    @tool("get_context", "Get project context", READ_ONLY)
+    def get_context(
+        project: ProjectArg,
+        query: Annotated[
+            str | None, Field(description="What you are about to work on; pulls in the most relevant notes.")
+        ] = None,
+        detail: Annotated[
+            Literal["lean", "balanced", "deep"],
+            Field(description="lean (short), balanced (default) or deep (long excerpts, bigger budget)."),
+        ] = "balanced",
+        maxTokens: Annotated[
+            int | None,
+            Field(description="Token budget for the answer; overrides the project default.", ge=200, le=32000),
+        ] = None,
+        includeHistorical: Annotated[
+            bool, Field(description="Also show superseded and historical notes (off: only what is true now).")
+        ] = False,
+    ) -> ContextOut:
+        """START HERE for project work: the project's current state in one call, within a token budget. Returns
+        the summary and instructions, conflicts to settle first, then constraints, decisions, failed approaches,
+        status, notes relevant to your query, open items and recent changes. Entries are excerpts; anything cut
+        is listed in meta.omittedIds: fetch it with get_notes."""
+        return ContextOut.of(
+            services.context.get_context(
+                caller(), project, query=query, detail=Detail(detail), max_tokens=maxTokens,
+                include_historical=includeHistorical,
+            )
+        )  # fmt: skip
 
     # ----- writing knowledge --------------------------------------------------------------------------------
 
@@ -469,7 +505,47 @@ def build_server(services: Services) -> MCPServer:
         update_project,
         LinkOut,
     )
+    _register_prompts_and_resources(server, services)
     return server
+
+
+def _register_prompts_and_resources(server: MCPServer, services: Services) -> None:
+    @server.prompt(name="start_task", title="Start a task", description="Load the project's memory before working.")
+    def start_task(
+        project: Annotated[str, Field(description="Project slug.")],
+        task: Annotated[str, Field(description="What you are about to do.")],
+    ) -> str:
+        return (
+            f"Before working on this task in project '{project}', call get_context(project='{project}', "
+            f"query={task!r}). Follow its constraints and instructions, settle any conflicts it lists, and do not "
+            "repeat its failed approaches. As you decide things, call remember with a type (decision, constraint, "
+            f"failed_approach...). Task: {task}"
+        )
+
+    @server.prompt(name="end_session", title="End a session", description="Hand the work over to the next agent.")
+    def end_session(project: Annotated[str, Field(description="Project slug.")]) -> str:
+        return (
+            f"Before you stop, call checkpoint(project='{project}', summary=..., decisions=[...], openItems=[...], "
+            "nextActions=[...], failedApproaches=[...]) with what this session did, decided, left open and tried "
+            "without success. Then send the resolve call of any item that came back as a conflict."
+        )
+
+    @server.resource(
+        "notewell://notes/{id}", name="note", title="Note", mime_type="text/markdown",
+        description="A note's current text with its metadata, by id.",
+    )  # fmt: skip
+    def note_resource(id: str) -> str:
+        try:
+            view = services.notes.get(caller(), id)
+        except NotewellError as exc:  # not-found and bad ids read as "no such resource", like any other tenant's
+            raise ResourceNotFoundError(exc.message) from exc
+        note = view.note
+        header = f"# {note.title}\n\n"
+        meta = (
+            f"<!-- id: {note.id} · project: {view.project} · type: {note.type.value} · status: {note.status.value} "
+            f"· version: {note.version} · updated: {note.updated_at} -->\n\n"
+        )
+        return header + meta + note.body
 
 
 class _BadArgumentsAsErrors:

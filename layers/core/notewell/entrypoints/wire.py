@@ -11,6 +11,7 @@ from notewell.domain import rules
 
 if TYPE_CHECKING:
     from notewell.domain.model import ApiKey, Link, Note, Project, SearchHit
+    from notewell.services.context import ContextResult
     from notewell.services.memory import CheckpointOutcome, RememberOutcome
     from notewell.services.notes import NoteView
 
@@ -314,3 +315,74 @@ class CheckpointResult(Wire):
             items=items,
             conflicts=sum(1 for i in items if i.status == "conflict"),
         )
+
+
+class ContextEntry(Wire):
+    """A note in a context section; only id and title when degraded to a pointer."""
+
+    id: str
+    title: str
+    type: str | None = None
+    status: str | None = None
+    updated_at: str | None = None
+    excerpt: str | None = None
+    body_size: int | None = None
+    importance: int | None = None
+    canonical: bool | None = None
+
+
+class ContextSection(Wire):
+    name: str = Field(description="constraints, decisions, failed_approaches, status, relevant, open_items, "
+                      "recent_changes (always in this order; empty sections are left out).")  # fmt: skip
+    entries: list[ContextEntry]
+
+
+class ContextConflict(Wire):
+    id: str
+    kind: str = Field(description="disputed or unfinished_supersession.")
+    title: str | None = None
+    message: str | None = Field(default=None, description="What is wrong and the call that settles it.")
+
+
+class OmittedRef(Wire):
+    id: str
+    section: str
+
+
+class ContextMeta(Wire):
+    budget: int = Field(description="Token budget this answer was packed into.")
+    spent: int = Field(description="Estimated tokens of the content above (never more than budget).")
+    detail: str
+    selected: int
+    omitted: int
+    omitted_ids: list[OmittedRef] = Field(description="Notes left out for lack of budget: fetch them with get_notes.")
+
+
+class ContextOut(Wire):
+    project: str
+    summary: str | None = None
+    instructions: str | None = None
+    conflicts: list[ContextConflict]
+    sections: list[ContextSection]
+    notice: str | None = None
+    meta: ContextMeta
+
+    @classmethod
+    def of(cls, result: ContextResult) -> ContextOut:
+        packed = result.packed
+        return cls(
+            project=result.project,
+            summary=packed.header.get("summary"),
+            instructions=packed.header.get("instructions"),
+            conflicts=[ContextConflict.model_validate(c) for c in packed.conflicts],
+            sections=[
+                ContextSection(name=section.value, entries=[ContextEntry.model_validate(e) for e in entries])
+                for section, entries in packed.sections
+            ],
+            notice=result.notice,
+            meta=ContextMeta(
+                budget=packed.budget, spent=packed.spent, detail=packed.detail.value, selected=packed.selected,
+                omitted=len(packed.omitted_ids),
+                omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids],
+            ),
+        )  # fmt: skip

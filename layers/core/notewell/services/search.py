@@ -85,7 +85,14 @@ class SearchService:
         return SearchOutcome(ranking.substring(notes, text, limit), SearchMode.SUBSTRING, True)
 
     def related(
-        self, workspace_id: str, project_id: str, query: str, limit: int, filters: SearchFilters | None = None
+        self,
+        workspace_id: str,
+        project_id: str,
+        query: str,
+        limit: int,
+        filters: SearchFilters | None = None,
+        *,
+        scan_limit: int = RELATED_SCAN_LIMIT,
     ) -> list[Note]:
         """The notes of a project that best match `query` (live ones only), for comparison with new content.
 
@@ -100,8 +107,6 @@ class SearchService:
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; comparing against recent notes instead")
         notes = [
-            n
-            for n in self._deps.store.project_notes(workspace_id, project_id, limit=RELATED_SCAN_LIMIT)
-            if filters.admits(n)
+            n for n in self._deps.store.project_notes(workspace_id, project_id, limit=scan_limit) if filters.admits(n)
         ]
         return [h.note for h in ranking.bm25(notes, query, limit)]

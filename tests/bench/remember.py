@@ -1,0 +1,195 @@
+"""remember through the core (MemoryService, in-process) on the SQLite store, in a project seeded with N notes.
+
+Three kinds of call, timed in interleaved rounds (new, repeat, restatement, new, repeat, ...):
+  * new content: a short statement nobody wrote before                          -> mostly 'created';
+  * an exact repeat of a seeded note's body (a note remember compares against)  -> 'duplicate';
+  * a longer restatement: statement i of the 'new' calls plus one sentence      -> 'updated' (statement i's note).
+A restatement always follows, in a later position of the same round, the 'new' call that created its note.
+Every outcome's status is counted, so the report shows which paths actually ran. No server is started: remember
+runs in this process, on a fresh data dir, against the same seeded notes as the other sections.
+"""
+
+from __future__ import annotations
+
+import collections
+import cProfile
+import io
+import pstats
+import random
+from typing import TYPE_CHECKING, Any
+
+from notewell.adapters.sqlite import SqliteStore
+from notewell.bootstrap import Services, bootstrap
+from notewell.config import Settings
+from notewell.services.memory import CANDIDATE_STATUSES, RememberRequest
+from tests.bench.common import PROJECT, CpuWatch, cpu_note, log, new_principal, seed, table, timed_rounds
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from notewell.domain.model import Principal
+    from tests.bench.corpus import Corpus, Statement
+
+KINDS = ("new", "repeat", "restatement")
+EXPECTED = {"new": "created", "repeat": "duplicate", "restatement": "updated"}
+STATUSES = ("created", "updated", "duplicate", "conflict")
+LABELS = {
+    "new": "new content",
+    "repeat": "exact repeat of a note",
+    "restatement": "restatement (+1 sentence)",
+}
+# Corpus streams: distinct from each other and from the streams other sections use.
+STATEMENTS_TIMED, STATEMENTS_WARMUP, STATEMENTS_PROFILE = 20, 21, 22
+
+
+def remember_call(
+    services: Services, principal: Principal, statuses: collections.Counter[str]
+) -> Callable[[str], object]:
+    def call(content: str) -> object:
+        outcome = services.memory.remember(principal, RememberRequest(PROJECT, content))
+        statuses[outcome.status.value] += 1
+        return outcome
+
+    return call
+
+
+def repeat_bodies(
+    services: Services, principal: Principal, ids: Sequence[str], count: int, rng: random.Random
+) -> list[str]:
+    """Bodies of `count` distinct seeded notes, as stored, among those remember compares against (live, not
+    historical or superseded); bounded by the number of seeded notes."""
+    bodies: list[str] = []
+    for note_id in rng.sample(list(ids), len(ids)):
+        if len(bodies) >= count:
+            break
+        note = services.notes.get(principal, note_id).note
+        if note.status in CANDIDATE_STATUSES:
+            bodies.append(note.body)
+    return bodies
+
+
+def profile_remember(
+    services: Services, principal: Principal, statements: Sequence[Statement], repeats: Sequence[str], size: int
+) -> dict[str, str]:
+    """cProfile of each kind of remember (fresh statements, so each kind takes its usual path)."""
+    statuses: collections.Counter[str] = collections.Counter()
+    call = remember_call(services, principal, statuses)
+    jobs: dict[str, Sequence[str]] = {
+        "new": [s.text for s in statements],
+        "repeat": repeats,
+        "restatement": [s.restated for s in statements],
+    }
+    reports: dict[str, str] = {}
+    for kind, contents in jobs.items():
+        statuses.clear()
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda contents=contents: [call(c) for c in contents])
+        text = io.StringIO()
+        stats = pstats.Stats(profiler, stream=text).strip_dirs()
+        stats.sort_stats("tottime").print_stats(15)
+        stats.sort_stats("cumulative").print_stats(25)
+        reports[kind] = text.getvalue()
+        print(
+            f"\n--- cProfile: core remember, {LABELS[kind]}, {len(contents)} calls, {size:,} notes "
+            f"(statuses {dict(statuses)}) ---\n{text.getvalue()}"
+        )
+    return reports
+
+
+def bench_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup: int, rounds: int, *, profile: bool,
+                   profile_calls: int) -> dict[str, Any]:  # fmt: skip
+    """Seed `size` notes on a fresh SQLite store, then time `calls` remember calls of each kind."""
+    data_dir = workdir / "data"
+    data_dir.mkdir(parents=True)
+    result: dict[str, Any] = {"size": size}
+    store = SqliteStore(data_dir / "notewell.db")
+    try:
+        services = bootstrap(Settings(data_dir=data_dir), store=store)
+        principal = new_principal(services)
+        log(f"remember, {size:,} notes: seeding through NoteService.create (in-process, no server)")
+        ids, result["seeding"] = seed(services, principal, corpus.notes(size))
+        rng = random.Random(f"{corpus.seed}/remember/{size}")
+        extra = profile_calls if profile else 0
+        repeats = repeat_bodies(services, principal, ids, warmup + calls + extra, rng)
+        warm_statements = corpus.statements(warmup, stream=STATEMENTS_WARMUP)
+        statements = corpus.statements(calls, stream=STATEMENTS_TIMED)
+
+        statuses = {kind: collections.Counter[str]() for kind in KINDS}
+        calls_of = {kind: remember_call(services, principal, statuses[kind]) for kind in KINDS}
+        for statement, body in zip(warm_statements, repeats[:warmup], strict=False):
+            calls_of["new"](statement.text)
+            calls_of["repeat"](body)
+            calls_of["restatement"](statement.restated)
+        result["notes_at_start"] = size + sum(counter["created"] for counter in statuses.values())  # + warm-up's
+        for counter in statuses.values():
+            counter.clear()
+
+        log(f"  remember: {calls} calls of each kind in {rounds} interleaved rounds")
+        watch = CpuWatch()
+        timed = timed_rounds(
+            {
+                "new": (calls_of["new"], [s.text for s in statements]),
+                "repeat": (calls_of["repeat"], repeats[warmup : warmup + calls]),
+                "restatement": (calls_of["restatement"], [s.restated for s in statements]),
+            },
+            rounds,
+        )
+        result["cpu_share"] = watch.shares()
+        for kind in KINDS:
+            timed[kind]["statuses"] = {status: statuses[kind][status] for status in STATUSES}
+            timed[kind]["expected_status"] = EXPECTED[kind]
+        result["remember"] = timed
+        result["notes_at_end"] = result["notes_at_start"] + sum(counter["created"] for counter in statuses.values())
+        if profile:
+            result["profile"] = profile_remember(
+                services,
+                principal,
+                corpus.statements(profile_calls, stream=STATEMENTS_PROFILE),
+                repeats[warmup + calls :],
+                size,
+            )
+    finally:
+        store.close()
+    return result
+
+
+def report_remember(r: dict[str, Any]) -> str:
+    timed = r["remember"]
+    seeding = r["seeding"]
+    return "\n".join(
+        [
+            f"\n=== remember through the core, SQLite, {r['size']:,} seeded notes (project holds "
+            f"{r['notes_at_start']:,} notes at the start, {r['notes_at_end']:,} at the end) ===",
+            f"Seeding: {seeding['notes']:,} creates through NoteService in {seeding['seconds']} s",
+            table(
+                ["kind", "n", "p50 ms", "p95 ms", "best round p50", "ops/s"]
+                + ["created", "updated", "duplicate", "conflict"],
+                [
+                    [LABELS[kind], t["n"], t["p50_ms"], t["p95_ms"], t["best_round_p50_ms"], t["ops_per_s"]]
+                    + [t["statuses"][status] for status in STATUSES]
+                    for kind in KINDS
+                    for t in [timed[kind]]
+                ],
+            ),
+            "  (expected: new content -> created, repeat -> duplicate, restatement -> updated; type 'note', so no"
+            " neighbour search)",
+            cpu_note(r["cpu_share"], server=False) + " during the calls",
+        ]
+    )
+
+
+def remember_ratios(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    sizes = sorted(results)
+    if len(sizes) < 2:
+        return {}
+    small, big = results[sizes[0]]["remember"], results[sizes[-1]]["remember"]
+    per_kind = {
+        kind: {
+            "p50": round(big[kind]["p50_ms"] / small[kind]["p50_ms"], 2),
+            "p95": round(big[kind]["p95_ms"] / small[kind]["p95_ms"], 2),
+            "best_round_p50": round(big[kind]["best_round_p50_ms"] / small[kind]["best_round_p50_ms"], 2),
+        }
+        for kind in KINDS
+    }
+    return {f"{sizes[-1]}/{sizes[0]}": per_kind}

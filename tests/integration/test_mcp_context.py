@@ -1,0 +1,72 @@
+"""get_context, the orientation prompts and note resources through the real MCP client, both eras."""
+
+from __future__ import annotations
+
+import pytest
+
+from notewell.bootstrap import Services
+from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_get_context_returns_sections_in_order_within_the_budget(services: Services, mode: str) -> None:
+    key = make_keys(services).full
+    async with running(make_app(services)) as app, connect(app, key, mode) as client:
+        for content, kind in [
+            ("Never log emails or names.", "constraint"),
+            ("Sessions use opaque tokens stored in Redis.", "decision"),
+            ("Sticky sessions broke blue-green deploys.", "failed_approach"),
+            ("Write the session outage runbook.", "task"),
+            ("Redis runs three shards with one replica each.", "fact"),
+        ]:
+            ok(await client.call_tool("remember", {"project": "api", "content": content, "type": kind}))
+        ok(await client.call_tool("update_project", {"project": "api", "summary": "Session service."}))
+        context = ok(await client.call_tool("get_context", {"project": "api", "query": "redis shards"}))
+        tiny = ok(await client.call_tool("get_context", {"project": "api", "maxTokens": 200, "detail": "lean"}))
+        empty = ok(await client.call_tool("get_context", {"project": "ghost"}))
+        bad = err(await client.call_tool("get_context", {"project": "api", "maxTokens": 5}))
+    names = [s["name"] for s in context["sections"]]
+    assert names == ["constraints", "decisions", "failed_approaches", "relevant", "open_items"]
+    assert context["summary"] == "Session service." and context["meta"]["detail"] == "balanced"
+    assert context["meta"]["spent"] <= context["meta"]["budget"] == 3000
+    assert "body" not in context["sections"][0]["entries"][0]
+    assert tiny["meta"]["budget"] == 200 and tiny["meta"]["spent"] <= 200
+    assert empty["sections"] == [] and "no notes yet" in empty["notice"]
+    assert bad["status"] == 400
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_start_here_description_and_server_instructions_orient_the_agent(
+    services: Services, mode: str
+) -> None:
+    key = make_keys(services).full
+    async with running(make_app(services)) as app, connect(app, key, mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        start = await client.get_prompt("start_task", {"project": "api", "task": "add rate limiting"})
+        end = await client.get_prompt("end_session", {"project": "api"})
+        instructions = client.instructions
+    assert tools["get_context"].description.startswith("START HERE for project work")  # type: ignore[union-attr]
+    assert {"start_task", "end_session"} <= set(prompts)
+    assert "get_context(project='api', query='add rate limiting')" in start.messages[0].content.text  # type: ignore[union-attr]
+    assert "checkpoint(project='api'" in end.messages[0].content.text  # type: ignore[union-attr]
+    assert instructions is not None and "START every task with get_context" in instructions
+    assert "END every session with checkpoint" in instructions
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_notes_are_readable_as_resources_and_other_tenants_are_not(services: Services, mode: str) -> None:
+    keys = make_keys(services)
+    async with running(make_app(services)) as app:
+        async with connect(app, keys.full, mode) as client:
+            note = ok(await client.call_tool("create_note", {"project": "api", "title": "Runbook", "body": "Step 1."}))
+            templates = await client.list_resource_templates()
+            assert any(t.uri_template == "notewell://notes/{id}" for t in templates.resource_templates)
+            read = await client.read_resource(f"notewell://notes/{note['id']}")
+            text = read.contents[0].text  # type: ignore[union-attr]
+            assert text.startswith("# Runbook") and text.endswith("Step 1.")
+        async with connect(app, keys.other_workspace, mode) as rival:
+            with pytest.raises(Exception, match="No note"):
+                await rival.read_resource(f"notewell://notes/{note['id']}")
