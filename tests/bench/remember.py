@@ -16,12 +16,15 @@ import cProfile
 import io
 import pstats
 import random
+import sqlite3
+import statistics
 from typing import TYPE_CHECKING, Any
 
-from notewell.adapters.sqlite import SqliteStore
+from notewell.adapters.sqlite import SqliteStore, match_expression
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
-from notewell.services.memory import CANDIDATE_STATUSES, RememberRequest
+from notewell.domain.admission import CANDIDATE_TERMS, candidate_query
+from notewell.services.memory import CANDIDATE_STATUSES, CANDIDATES, RememberRequest
 from tests.bench.common import PROJECT, CpuWatch, cpu_note, log, new_principal, seed, table, timed_rounds
 
 if TYPE_CHECKING:
@@ -37,10 +40,11 @@ STATUSES = ("created", "updated", "duplicate", "conflict")
 LABELS = {
     "new": "new content",
     "repeat": "exact repeat of a note",
-    "restatement": "restatement (+1 sentence)",
+    "restatement": "restatement, +1 sentence",
 }
 # Corpus streams: distinct from each other and from the streams other sections use.
 STATEMENTS_TIMED, STATEMENTS_WARMUP, STATEMENTS_PROFILE = 20, 21, 22
+MATCH_SAMPLE = 20  # contents per kind whose candidate query's full-text matches are counted
 
 
 def remember_call(
@@ -67,6 +71,26 @@ def repeat_bodies(
         if note.status in CANDIDATE_STATUSES:
             bodies.append(note.body)
     return bodies
+
+
+def candidate_matches(store: SqliteStore, contents: Sequence[str], notes: int) -> dict[str, Any] | None:
+    """How many notes the full-text candidate lookup matches (every match is ranked before the best few are
+    kept): remember's lookup ORs up to admission.CANDIDATE_TERMS words of the content. None if the store's FTS
+    table is not where this expects it."""
+    counts: list[int] = []
+    try:
+        for content in contents:
+            match = match_expression(candidate_query(content))
+            if match is None:
+                continue
+            row = store.connection().execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (match,))
+            counts.append(int(row.fetchone()[0]))
+    except sqlite3.Error:
+        return None
+    if not counts:
+        return None
+    median = statistics.median(counts)
+    return {"queries": len(counts), "median_rows": median, "median_share": round(median / max(notes, 1), 3)}
 
 
 def profile_remember(
@@ -141,6 +165,10 @@ def bench_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup:
             timed[kind]["expected_status"] = EXPECTED[kind]
         result["remember"] = timed
         result["notes_at_end"] = result["notes_at_start"] + sum(counter["created"] for counter in statuses.values())
+        result["fts_matches"] = {
+            "new": candidate_matches(store, [s.text for s in statements[:MATCH_SAMPLE]], result["notes_at_end"]),
+            "repeat": candidate_matches(store, repeats[warmup : warmup + MATCH_SAMPLE], result["notes_at_end"]),
+        }
         if profile:
             result["profile"] = profile_remember(
                 services,
@@ -175,6 +203,13 @@ def report_remember(r: dict[str, Any]) -> str:
             "  (expected: new content -> created, repeat -> duplicate, restatement -> updated; type 'note', so no"
             " neighbour search)",
             cpu_note(r["cpu_share"], server=False) + " during the calls",
+            *[
+                f"  candidate lookup ({LABELS[kind]}): the OR of up to {CANDIDATE_TERMS} words matches a median "
+                f"{m['median_rows']:,.0f} of {r['notes_at_end']:,} notes ({m['median_share']:.0%}), all ranked by "
+                f"bm25 before the best {CANDIDATES} are kept"
+                for kind, m in r.get("fts_matches", {}).items()
+                if m is not None
+            ],
         ]
     )
 

@@ -1,6 +1,7 @@
 """Notewell benchmarks on the SQLite store: the core, the MCP endpoint, throughput and memory.
 
-    python -m tests.bench.run [--sizes 1000,10000] [--quick] [--out .bench/results.json] [--profile]
+    python -m tests.bench.run [--sizes 1000,10000] [--only serve,remember,dynamodb] [--dynamo-sizes 50,400,650]
+                              [--quick] [--out .bench/results.json] [--profile]
 
 For each size: start `notewell serve` on a fresh data dir (its first key is read from its stdout), seed one
 project with that many generated notes through the services, then measure
@@ -10,7 +11,11 @@ project with that many generated notes through the services, then measure
   3. calls/s the server sustains with N concurrent clients (get_note and search_notes alternately);
   4. the server's peak memory (VmHWM, with its parts) after that load;
   5. last, the writes (create_note through the core, the MCP client and its legacy mode), so that every read
-     above sees exactly the seeded notes.
+     above sees exactly the seeded notes;
+  6. remember through the core on a second fresh data dir seeded with the same notes (no server): new content,
+     exact repeats and longer restatements, with the outcome statuses (tests/bench/remember.py).
+Then, once: the DynamoDB store under moto, API requests per remember and checkpoint as the project grows
+(tests/bench/dynamo_requests.py). --only picks sections: serve (1-5), remember (6), dynamodb.
 Reads are timed in interleaved rounds; each phase also records how busy the rest of the machine was, since the
 cores are shared. Figures only: nothing here fails on speed. Every loop is bounded; the server always stops.
 """
@@ -55,7 +60,12 @@ from tests.bench.common import (
     timed_rounds,
 )
 from tests.bench.corpus import Corpus, NoteSpec
+from tests.bench.dynamo_requests import DEFAULT_SIZES as DYNAMO_SIZES
+from tests.bench.dynamo_requests import bench_dynamo, report_dynamo
 from tests.bench.local_server import Served, serve
+from tests.bench.remember import KINDS as REMEMBER_KINDS
+from tests.bench.remember import LABELS as REMEMBER_LABELS
+from tests.bench.remember import bench_remember, remember_ratios, report_remember
 from tests.bench.stats import summarize
 
 if TYPE_CHECKING:
@@ -69,6 +79,8 @@ RAW = "raw_http"
 DEFAULT_OUT = Path(".bench/results.json")
 TARGET_SEARCH_P50_MS = 20.0
 TARGET_PEAK_MB = 150.0
+TARGET_REMEMBER_P50_MS = 25.0
+SECTIONS = ("serve", "remember", "dynamodb")
 FLAT_RATIO = (0.8, 1.25)  # a 10k/1k ratio inside this band counts as flat
 CLIENT_TIMEOUT_S = 60.0
 LOAD_SETUP_TIMEOUT_S = 60.0
@@ -94,6 +106,7 @@ class Plan:
     load_seconds: float = 10.0
     load_max_calls: int = 2_000
     profile_calls: int = 300
+    remember_calls: int = 200  # per kind: new content, exact repeat, restatement
 
     @classmethod
     def quick(cls) -> Plan:
@@ -111,6 +124,7 @@ class Plan:
             load_seconds=3.0,
             load_max_calls=400,
             profile_calls=100,
+            remember_calls=45,
         )
 
 
@@ -604,7 +618,12 @@ def ratios(results: dict[int, dict[str, Any]]) -> dict[str, Any]:
     return {f"{sizes[-1]}/{sizes[0]}": per_op}
 
 
-def targets(results: dict[int, dict[str, Any]], ratio: dict[str, Any]) -> list[dict[str, Any]]:
+def targets(
+    results: dict[int, dict[str, Any]],
+    ratio: dict[str, Any],
+    remembered: dict[int, dict[str, Any]],
+    remember_ratio: dict[str, Any],
+) -> list[dict[str, Any]]:
     checks: list[dict[str, Any]] = []
     if 10_000 in results:
         r = results[10_000]
@@ -643,18 +662,42 @@ def targets(results: dict[int, dict[str, Any]], ratio: dict[str, Any]) -> list[d
                     "met": FLAT_RATIO[0] <= value <= FLAT_RATIO[1],
                 }
             )
+    if 10_000 in remembered:
+        for kind in REMEMBER_KINDS:
+            p50 = remembered[10_000]["remember"][kind]["p50_ms"]
+            checks.append(
+                {
+                    "target": f"core remember, {REMEMBER_LABELS[kind]}: p50 <= {TARGET_REMEMBER_P50_MS:g} ms at 10k",
+                    "value": p50,
+                    "met": p50 <= TARGET_REMEMBER_P50_MS,
+                }
+            )
+    for label, per_kind in remember_ratio.items():
+        for kind in REMEMBER_KINDS:
+            value = per_kind[kind]["p50"]
+            checks.append(
+                {
+                    "target": f"core remember, {REMEMBER_LABELS[kind]}: flat, p50 ratio {label} in "
+                    f"{FLAT_RATIO[0]}-{FLAT_RATIO[1]}",
+                    "value": value,
+                    "met": FLAT_RATIO[0] <= value <= FLAT_RATIO[1],
+                }
+            )
     return checks
 
 
-def report_summary(ratio: dict[str, Any], checks: list[dict[str, Any]]) -> str:
+def report_summary(ratio: dict[str, Any], remember_ratio: dict[str, Any], checks: list[dict[str, Any]]) -> str:
     out = []
-    for label, per_op in ratio.items():
+    labels = sorted(set(ratio) | set(remember_ratio))
+    for label in labels:
+        rows = [[op, v["p50"], v["p95"], v["best_round_p50"]] for op, v in ratio.get(label, {}).items()]
+        rows += [
+            [f"remember: {REMEMBER_LABELS[kind]}", v["p50"], v["p95"], v["best_round_p50"]]
+            for kind, v in remember_ratio.get(label, {}).items()
+        ]
         out += [
             f"\n=== Scaling, core latency ratio {label} (1.0 = flat) ===",
-            table(
-                ["op", "p50 ratio", "p95 ratio", "best-round p50 ratio"],
-                [[op, v["p50"], v["p95"], v["best_round_p50"]] for op, v in per_op.items()],
-            ),
+            table(["op", "p50 ratio", "p95 ratio", "best-round p50 ratio"], rows),
         ]
     if checks:
         out += [
@@ -667,7 +710,9 @@ def report_summary(ratio: dict[str, Any], checks: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
-def meta(plan: Plan, sizes: Sequence[int], quick: bool) -> dict[str, Any]:
+def meta(
+    plan: Plan, sizes: Sequence[int], quick: bool, only: Sequence[str], dynamo_sizes: Sequence[int]
+) -> dict[str, Any]:
     return {
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "python": platform.python_version(),
@@ -676,6 +721,8 @@ def meta(plan: Plan, sizes: Sequence[int], quick: bool) -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "loadavg_at_start": os.getloadavg(),
         "sizes": list(sizes),
+        "sections": list(only),
+        "dynamo_sizes": list(dynamo_sizes),
         "quick": quick,
         "plan": asdict(plan),
         "project": PROJECT,
@@ -689,14 +736,34 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", default="1000,10000", help="Comma-separated note counts (default 1000,10000).")
     parser.add_argument("--quick", action="store_true", help="Fewer calls and a 3 s load: a smoke run.")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON results file (default {DEFAULT_OUT}).")
-    parser.add_argument("--profile", action="store_true", help="Also cProfile core get_note and search_notes.")
+    parser.add_argument(
+        "--profile", action="store_true", help="Also cProfile core get_note, search_notes and each kind of remember."
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(SECTIONS),
+        help=f"Comma-separated sections to run, of {', '.join(SECTIONS)} (default: all).",
+    )
+    parser.add_argument(
+        "--dynamo-sizes",
+        default=",".join(str(n) for n in DYNAMO_SIZES),
+        help="Comma-separated note counts for the DynamoDB (moto) section (default %(default)s).",
+    )
     args = parser.parse_args(argv)
-    try:
-        args.sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
-    except ValueError:
-        parser.error(f"--sizes takes comma-separated integers, not {args.sizes!r}")
-    if not args.sizes or min(args.sizes) < 1:
-        parser.error("--sizes needs at least one positive note count")
+    for name in ("sizes", "dynamo_sizes"):
+        text = getattr(args, name)
+        try:
+            counts = sorted({int(s) for s in text.split(",") if s.strip()})
+        except ValueError:
+            parser.error(f"--{name.replace('_', '-')} takes comma-separated integers, not {text!r}")
+        if not counts or min(counts) < 1:
+            parser.error(f"--{name.replace('_', '-')} needs at least one positive note count")
+        setattr(args, name, counts)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(only) - set(SECTIONS))
+    if unknown or not only:
+        parser.error(f"--only takes sections among {', '.join(SECTIONS)}, not {args.only!r}")
+    args.only = [s for s in SECTIONS if s in only]
     return args
 
 
@@ -705,17 +772,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     plan = Plan.quick() if args.quick else Plan()
     corpus = Corpus()
     results: dict[int, dict[str, Any]] = {}
-    document: dict[str, Any] = {"meta": meta(plan, args.sizes, args.quick)}
+    remembered: dict[int, dict[str, Any]] = {}
+    document: dict[str, Any] = {"meta": meta(plan, args.sizes, args.quick, args.only, args.dynamo_sizes)}
     with tempfile.TemporaryDirectory(prefix="notewell-bench-") as tmp:
         for size in args.sizes:
-            results[size] = bench_size(size, Path(tmp) / f"n{size}", corpus, plan, profile=args.profile)
-            print(report_size(results[size]), flush=True)
+            if "serve" in args.only:
+                results[size] = bench_size(size, Path(tmp) / f"n{size}", corpus, plan, profile=args.profile)
+                print(report_size(results[size]), flush=True)
+            if "remember" in args.only:
+                remembered[size] = bench_remember(
+                    size,
+                    Path(tmp) / f"remember-n{size}",
+                    corpus,
+                    plan.remember_calls,
+                    plan.warmup,
+                    plan.rounds,
+                    profile=args.profile,
+                    profile_calls=plan.profile_calls // 3,
+                )
+                print(report_remember(remembered[size]), flush=True)
+    if "dynamodb" in args.only:
+        document["dynamodb"] = bench_dynamo(args.dynamo_sizes, corpus)
+        print(report_dynamo(document["dynamodb"]), flush=True)
     ratio = ratios(results)
-    checks = targets(results, ratio)
-    print(report_summary(ratio, checks), flush=True)
+    remember_ratio = remember_ratios(remembered)
+    checks = targets(results, ratio, remembered, remember_ratio)
+    print(report_summary(ratio, remember_ratio, checks), flush=True)
     document["meta"]["loadavg_at_end"] = os.getloadavg()
     document["sizes"] = {str(size): r for size, r in results.items()}
+    document["remember"] = {str(size): r for size, r in remembered.items()}
     document["ratios"] = ratio
+    document["remember_ratios"] = remember_ratio
     document["targets"] = checks
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=2) + "\n")

@@ -12,9 +12,26 @@ from typing import Any
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from notewell.adapters.dynamodb import MAX_ITEM_BYTES, DynamoDBStore, item_size, note_to_item
+from notewell.adapters.dynamodb import (
+    FEED_PAGE_BUDGET,
+    GSI1,
+    MAX_ITEM_BYTES,
+    DynamoDBStore,
+    item_size,
+    note_to_item,
+)
 from notewell.domain.errors import TooLargeError, UnavailableError, VersionConflictError
-from notewell.domain.model import IdempotencyRecord, Note, NoteStatus, NoteType, NoteWrite, Project, Workspace
+from notewell.domain.model import (
+    ChangeScan,
+    FeedPosition,
+    IdempotencyRecord,
+    Note,
+    NoteStatus,
+    NoteType,
+    NoteWrite,
+    Project,
+    Workspace,
+)
 from tests.support.dynamo import (
     Fault,
     FaultPlan,
@@ -339,6 +356,10 @@ def test_no_store_operation_scans_the_table(store: DynamoDBStore) -> None:
     store.project_notes(WS, PROJECT, limit=5)
     store.notes_by_type(WS, PROJECT, [NoteType.NOTE, NoteType.DECISION], [NoteStatus.CURRENT], limit=5)
     store.conflicted_notes(WS, PROJECT, limit=5)
+    store.changes_after(WS, PROJECT, None, horizon=ts(59), types=[], statuses=[], limit=5)
+    store.changes_after(
+        WS, PROJECT, FeedPosition(T0, ""), horizon=ts(59), types=[NoteType.NOTE], statuses=[NoteStatus.CURRENT], limit=5
+    )
 
     assert "Scan" not in calls
     assert {"TransactWriteItems", "GetItem", "BatchGetItem", "Query", "UpdateItem"} <= set(calls)
@@ -410,4 +431,76 @@ def test_notes_by_type_costs_one_query_per_pair_and_conflicted_notes_one_whateve
             assert conflicted == newest(attention, limit)
 
     assert len(notes) == 120
+    assert "Scan" not in calls
+
+
+Filters = tuple[list[NoteType], list[NoteStatus]]
+
+
+def oldest(notes: list[Note], limit: int) -> list[Note]:
+    return sorted(notes, key=lambda note: (note.updated_at, note.id))[:limit]
+
+
+def at(notes: list[Note], index: int) -> FeedPosition:
+    """The feed position of the notes' `index`-th note, oldest first."""
+    note = oldest(notes, len(notes))[index]
+    return FeedPosition(note.updated_at, note.id)
+
+
+def test_a_change_feed_page_costs_a_bounded_number_of_queries_whatever_the_project_size(store: DynamoDBStore) -> None:
+    calls = count_operations(store.client)
+    asked: list[tuple[str, int, bool]] = []  # (index, Limit, whether a FilterExpression was sent) of each Query
+
+    def record_query(params: dict[str, Any], **kwargs: Any) -> None:
+        asked.append((params.get("IndexName", ""), params.get("Limit", 0), "FilterExpression" in params))
+
+    def changes(
+        types: list[NoteType],
+        statuses: list[NoteStatus],
+        after: FeedPosition | None = None,
+        *,
+        horizon: str = "2026-01-05T10:00:00.000Z",  # after every note
+    ) -> tuple[ChangeScan, int]:
+        before = collections.Counter(calls)
+        asked.clear()
+        scan = store.changes_after(WS, PROJECT, after, horizon=horizon, types=types, statuses=statuses, limit=10)
+        spent = calls - before
+        assert set(spent) == {"Query"}
+        assert spent["Query"] == len(asked) <= FEED_PAGE_BUDGET
+        assert all(index == GSI1 and 0 < limit <= 100 and not filtered for index, limit, filtered in asked)
+        return scan, spent["Query"]
+
+    store.client.meta.events.register("provide-client-params.dynamodb.Query", record_query)
+    notes: list[Note] = []
+    rare_queries: list[int] = []
+    rare: Filters = ([NoteType.DECISION], [NoteStatus.CURRENT])  # one note in twelve (varied_note)
+    absent: Filters = ([NoteType.TASK], [])  # no note at all
+    for numbers in (range(1, 21), range(21, 151), range(151, 301)):  # 20 notes, then 150, then 300
+        notes += add_notes(store, numbers)
+
+        scan, queries = changes([], [])
+        assert queries == 1 and asked[0][1] == 11  # `limit` + 1 items: the extra one tells `more`
+        assert (scan.notes, scan.more) == (oldest(notes, 10), True)
+
+        scan, queries = changes(*rare)  # as many pages as it takes to find 10 matches, within the budget
+        rare_queries.append(queries)
+        matching = [note for note in notes if note.type in rare[0] and note.status in rare[1]]
+        assert scan.notes == oldest(matching, 10)
+
+        # The first note past the horizon ends the read: everything after it is newer still.
+        scan, queries = changes(*absent, horizon=varied_note(5).updated_at)
+        assert (scan.notes, scan.more, scan.position, queries) == ([], False, at(notes, 4), 1)
+
+        scan, queries = changes(*absent)
+        assert scan.notes == []
+        if len(notes) < 200:  # pages of 25 items: the whole project fits in the budget
+            assert (scan.more, scan.position) == (False, at(notes, -1))
+        else:  # the budget is spent: the next call resumes after the last note examined, never before it
+            assert queries == FEED_PAGE_BUDGET
+            assert (scan.more, scan.position) == (True, at(oldest(notes, 200), -1))
+            rest, rest_queries = changes(*absent, after=scan.position)
+            assert (rest.notes, rest.more, rest.position) == ([], False, at(notes, -1))
+            assert rest_queries <= 5  # 100 items left, in pages of 25 (and maybe one empty page at the end)
+
+    assert rare_queries[1] == rare_queries[2]  # where the matches lie decides, not how many notes follow them
     assert "Scan" not in calls

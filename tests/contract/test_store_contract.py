@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -9,6 +10,8 @@ import pytest
 from notewell.domain.errors import VersionConflictError
 from notewell.domain.model import (
     ApiKey,
+    ChangeScan,
+    FeedPosition,
     IdempotencyRecord,
     Link,
     Note,
@@ -563,6 +566,187 @@ def test_a_note_leaves_the_conflicted_notes_when_fixed_and_returns_when_disputed
     assert listed() == [replacement.id, disputed.id]
     change(store, replacement, minute=10, superseded_by=())
     assert listed() == [disputed.id]
+
+
+# ----- change feed ------------------------------------------------------------------------------------------
+
+HORIZON = ts(59)
+
+
+def feed(
+    store: Store,
+    after: FeedPosition | None = None,
+    *,
+    horizon: str = HORIZON,
+    types: Sequence[NoteType] = (),
+    statuses: Sequence[NoteStatus] = (),
+    limit: int = 10,
+) -> ChangeScan:
+    return store.changes_after(
+        WS, PROJECT, after, horizon=horizon, types=list(types), statuses=list(statuses), limit=limit
+    )
+
+
+def read_feed(
+    store: Store, *, limit: int, types: Sequence[NoteType] = (), statuses: Sequence[NoteStatus] = ()
+) -> list[list[Note]]:
+    """Every page from the start, each continuing from the previous `position` while `more`."""
+    pages: list[list[Note]] = []
+    position: FeedPosition | None = None
+    for _ in range(200):
+        scan = feed(store, position, types=types, statuses=statuses, limit=limit)
+        assert len(scan.notes) <= limit
+        if scan.notes:
+            assert scan.position is not None
+            assert (scan.position.updated_at, scan.position.note_id) >= (scan.notes[-1].updated_at, scan.notes[-1].id)
+        pages.append(scan.notes)
+        position = scan.position
+        if not scan.more:
+            assert not scan.settling  # nothing is past the horizon in these projects
+            return pages
+    raise AssertionError("the feed never ended")
+
+
+def feed_order(notes: Sequence[Note]) -> list[Note]:
+    return sorted(notes, key=lambda note: (note.updated_at, note.id))
+
+
+def insert_all(store: Store, notes: Sequence[Note]) -> list[Note]:
+    for start in range(0, len(notes), 25):
+        writes = [NoteWrite(note, expected_version=None) for note in notes[start : start + 25]]
+        store.commit(WS, writes, revision_cap=50)
+    return list(notes)
+
+
+def at(note: Note) -> FeedPosition:
+    return FeedPosition(note.updated_at, note.id)
+
+
+def test_changes_after_pages_oldest_first_by_updated_at_then_id_even_within_one_millisecond(store: Store) -> None:
+    # 30 notes share one timestamp; ids order them. Earlier stamps come first whatever their ids, later ones last.
+    tied = [make_note(n, updated_at=ts(5)) for n in range(10, 40)]
+    earlier = [make_note(n, updated_at=ts(2, n)) for n in range(40, 43)]
+    later = [make_note(n, updated_at=ts(7)) for n in range(1, 4)]
+    notes = insert_all(store, [*reversed(tied), *later, *earlier])
+
+    pages = read_feed(store, limit=4)
+
+    assert [len(page) for page in pages] == [4] * 9  # the last full page knows nothing follows
+    assert [note for page in pages for note in page] == [*earlier, *tied, *later] == feed_order(notes)
+    first = feed(store, limit=4)
+    assert (first.position, first.more, first.settling) == (at(tied[0]), True, False)
+    middle = feed(store, at(tied[13]), limit=4)
+    assert middle.notes == tied[14:18]
+    assert middle.position == at(tied[17])
+
+
+def test_changes_after_stops_at_the_horizon_and_reports_settling_notes(store: Store) -> None:
+    old = insert_all(store, [make_note(n, updated_at=ts(n)) for n in (1, 2, 3)])
+    new = insert_all(store, [make_note(n, updated_at=ts(n)) for n in (8, 9)])
+
+    scan = feed(store, horizon=ts(5))
+    assert scan == ChangeScan(old, at(old[-1]), more=False, settling=True)
+    assert feed(store, horizon=ts(5), limit=3) == scan  # exactly `limit` left before the horizon: nothing more
+    assert feed(store, at(old[-1]), horizon=ts(5)) == ChangeScan([], at(old[-1]), more=False, settling=True)
+    # The horizon itself is included.
+    assert feed(store, at(old[-1]), horizon=ts(8)) == ChangeScan([new[0]], at(new[0]), more=False, settling=True)
+    assert feed(store, at(old[-1]), horizon=ts(9)) == ChangeScan(new, at(new[-1]), more=False, settling=False)
+    # A position already past the horizon: nothing is served, the newer notes are still settling.
+    assert feed(store, at(new[0]), horizon=ts(5)) == ChangeScan([], at(new[0]), more=False, settling=True)
+
+
+def test_settling_counts_only_notes_the_filters_keep(store: Store) -> None:
+    kept = insert(store, make_note(1, type=DECISION, updated_at=ts(1)))
+    insert(store, make_note(2, type=FACT, updated_at=ts(8)))
+    insert(store, make_note(3, type=DECISION, updated_at=ts(9)))
+
+    assert feed(store, horizon=ts(5), types=[DECISION]) == ChangeScan([kept], at(kept), more=False, settling=True)
+    assert feed(store, horizon=ts(8), types=[FACT, CONSTRAINT]).settling is False
+    nothing = feed(store, horizon=ts(5), types=[CONSTRAINT])
+    # A store may move the position past notes it examined and filtered out, never past the horizon.
+    assert (nothing.notes, nothing.more, nothing.settling) == ([], False, False)
+    assert nothing.position in (None, at(kept))
+
+
+def test_changes_after_includes_deleted_notes_and_places_an_edited_note_at_its_new_time(store: Store) -> None:
+    first = insert(store, make_note(1, updated_at=ts(1)))
+    second = insert(store, make_note(2, updated_at=ts(2)))
+    third = insert(store, make_note(3, updated_at=ts(3)))
+    edited = edit(store, first, body="edited", minute=4)
+    deleted = change(store, second, minute=5, deleted_at=ts(5))
+
+    scan = feed(store)
+
+    assert scan.notes == [third, edited, deleted]
+    assert scan.notes[-1].deleted_at == ts(5)
+    assert feed(store, at(third)).notes == [edited, deleted]
+
+
+@pytest.mark.parametrize(
+    ("types", "statuses"),
+    [
+        ([DECISION, CONSTRAINT], [CURRENT, DISPUTED]),
+        ([FACT], []),
+        ([], [HISTORICAL]),
+        ([DECISION], [DISPUTED]),
+        ([], []),
+    ],
+)
+def test_filtered_pages_yield_every_matching_note_once_in_feed_order(
+    store: Store, types: list[NoteType], statuses: list[NoteStatus]
+) -> None:
+    # Matches and non-matches interleave, several share a timestamp, some are deleted (still in the feed).
+    notes = insert_all(
+        store,
+        [
+            make_note(
+                n,
+                type=(DECISION, CONSTRAINT, FACT)[n % 3],
+                status=(CURRENT, DISPUTED, HISTORICAL)[n // 2 % 3],
+                updated_at=ts(n // 4),
+                deleted_at=ts(n // 4) if n % 7 == 0 else None,
+            )
+            for n in range(1, 41)
+        ],
+    )
+    expected = [
+        note
+        for note in feed_order(notes)
+        if (not types or note.type in types) and (not statuses or note.status in statuses)
+    ]
+
+    pages = read_feed(store, limit=3, types=types, statuses=statuses)
+
+    assert expected
+    assert [note for page in pages for note in page] == expected
+
+
+def test_changes_after_never_shows_other_projects_or_workspaces(store: Store) -> None:
+    mine = insert(store, make_note(1, updated_at=ts(1)))
+    insert(store, make_note(2, updated_at=ts(1), project_id="prj_other"))
+    theirs = insert(store, make_note(1, updated_at=ts(1), workspace_id=OTHER_WS, body="theirs"))
+
+    assert feed(store) == ChangeScan([mine], at(mine), more=False, settling=False)
+    assert store.changes_after(OTHER_WS, PROJECT, None, horizon=HORIZON, types=[], statuses=[], limit=10).notes == [
+        theirs
+    ]
+    unknown = store.changes_after(WS, "prj_unknown", None, horizon=HORIZON, types=[], statuses=[], limit=10)
+    assert unknown == ChangeScan([], None, more=False, settling=False)
+
+
+def test_changes_after_keeps_the_position_when_nothing_follows_it(store: Store) -> None:
+    assert feed(store) == ChangeScan([], None, more=False, settling=False)
+    first = insert(store, make_note(1, updated_at=ts(1)))
+    second = insert(store, make_note(2, updated_at=ts(2)))
+    beyond = FeedPosition(ts(30), note_id(99))
+
+    assert feed(store, at(second)) == ChangeScan([], at(second), more=False, settling=False)
+    assert feed(store, beyond) == ChangeScan([], beyond, more=False, settling=False)
+    # An empty id sorts before every id: a position made from a bare timestamp includes notes stamped at it.
+    assert feed(store, FeedPosition(ts(1), "")).notes == [first, second]
+    assert feed(store, FeedPosition(ts(2), "")).notes == [second]
+    with pytest.raises(ValueError, match="limit"):
+        feed(store, limit=0)
 
 
 # ----- API keys ---------------------------------------------------------------------------------------------

@@ -63,6 +63,7 @@ def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         "NOTEWELL_TABLE": TABLE,
         "NOTEWELL_ALLOWED_HOSTS": HOST,
         "LOG_LEVEL": "INFO",
+        "NOTEWELL_CURSOR_SECRET": "lambda-test-cursor-key",
     }.items():
         monkeypatch.setenv(name, value)
     with mock_aws():

@@ -73,3 +73,8 @@ def test_titles_are_short_and_never_end_in_a_fragment(content: str, title: str) 
     derived = derive_title(content)
     assert derived == title
     assert len(derived) <= 80
+
+
+@pytest.mark.parametrize("content", [",-", "...", "# \n\n- ", "!!!"])
+def test_content_without_words_gets_a_placeholder_title(content: str) -> None:
+    assert derive_title(content) == "Untitled note"

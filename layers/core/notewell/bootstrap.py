@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from notewell.config import ConfigError, Settings
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
+from notewell.services.changes import ChangesService
 from notewell.services.context import ContextService
 from notewell.services.memory import MemoryService
 from notewell.services.notes import NoteService
@@ -27,6 +30,7 @@ class Services:
     auth: AuthService
     memory: MemoryService
     context: ContextService
+    changes: ChangesService
 
 
 def bootstrap(
@@ -55,6 +59,7 @@ def bootstrap(
         auth=AuthService(deps),
         memory=memory,
         context=ContextService(deps, search_service, memory),
+        changes=ChangesService(deps, cursor_key=_cursor_key(settings, store), horizon=_feed_horizon(settings, store)),
     )
 
 
@@ -77,3 +82,34 @@ def _fulltext_for(store: Store) -> SearchIndex | None:
     from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore
 
     return SqliteFullTextIndex(store) if isinstance(store, SqliteStore) else None
+
+
+# How long the change feed holds back the newest changes (services/changes.py explains why). It must exceed the
+# longest time between stamping updatedAt and the write becoming visible: SQLite's lock wait (5 s busy timeout);
+# on DynamoDB, botocore's retry budget plus the feed index's replication lag.
+SQLITE_FEED_HORIZON = timedelta(seconds=6)
+DYNAMODB_FEED_HORIZON = timedelta(seconds=30)
+
+
+def _feed_horizon(settings: Settings, store: Store) -> timedelta:
+    if settings.feed_horizon_seconds is not None:
+        return timedelta(seconds=settings.feed_horizon_seconds)
+    from notewell.adapters.sqlite import SqliteStore
+
+    return SQLITE_FEED_HORIZON if isinstance(store, SqliteStore) else DYNAMODB_FEED_HORIZON
+
+
+def _cursor_key(settings: Settings, store: Store) -> bytes:
+    """The per-deployment key that seals feed cursors: configured, else kept beside the local database."""
+    if settings.cursor_secret:
+        return settings.cursor_secret.encode()
+    if settings.backend == "dynamodb":
+        raise ConfigError("NOTEWELL_CURSOR_SECRET is missing; the stack passes it from its Secrets Manager secret.")
+    key_file = settings.data_dir / "cursor.key"
+    if key_file.exists():
+        return key_file.read_bytes()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_bytes(32)
+    key_file.write_bytes(key)
+    key_file.chmod(0o600)
+    return key

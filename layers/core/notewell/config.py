@@ -30,6 +30,7 @@ class Settings:
     dynamodb_endpoint: str | None = None
     allowed_hosts: tuple[str, ...] = ()
     cursor_secret: str | None = None
+    feed_horizon_seconds: float | None = None  # None: the store's default (see bootstrap.py)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -48,4 +49,15 @@ class Settings:
             dynamodb_endpoint=environ.get("NOTEWELL_DYNAMODB_ENDPOINT") or None,
             allowed_hosts=hosts,
             cursor_secret=environ.get("NOTEWELL_CURSOR_SECRET") or None,
+            feed_horizon_seconds=_float(environ, "NOTEWELL_FEED_HORIZON_SECONDS"),
         )
+
+
+def _float(environ: Mapping[str, str], name: str) -> float | None:
+    raw = environ.get(name)
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{name} is {raw!r}; set it to a number of seconds.") from exc

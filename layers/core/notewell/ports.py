@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
     from notewell.domain.model import (
         ApiKey,
+        ChangeScan,
+        FeedPosition,
         IdempotencyRecord,
         Note,
         NoteStatus,
@@ -134,6 +136,24 @@ class NoteStore(Protocol):
         """Up to `limit` live (not deleted) notes whose type is in `types` and status in `statuses`, most recently
         updated first (ties: higher id first). Served by an index per (type, status): cost is bounded by the number of
         pairs and `limit`, never by the project's size."""
+        ...
+
+    def changes_after(
+        self,
+        workspace_id: str,
+        project_id: str,
+        after: FeedPosition | None,
+        *,
+        horizon: str,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        limit: int,
+    ) -> ChangeScan:
+        """Notes of the project (deleted ones included) whose (updated_at, id) is strictly after `after` (from the
+        start when None) and whose updated_at is at or before `horizon`, oldest first, at most `limit` of them,
+        keeping only the given types and statuses (empty: all). Served by an index ordered by (updated_at, id):
+        bounded work per call, never a scan of the project.
+        """
         ...
 
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:

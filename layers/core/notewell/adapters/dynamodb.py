@@ -36,8 +36,8 @@ landed but whose reply was lost fails its own condition when sent again; the sto
 then show the write was ours, and the retry answers success (the writeId rule). Revisions share the note's
 partition; the transaction writing `REV#{r}` deletes `REV#{r - cap}`, so history stays capped without a Query.
 
-Reads of the table are strongly consistent; the GSIs (`project_notes`, `notes_by_type`, `conflicted_notes`) are
-eventually consistent. Nothing scans.
+Reads of the table are strongly consistent; the GSIs (`project_notes`, `notes_by_type`, `conflicted_notes`,
+`changes_after`) are eventually consistent. Nothing scans.
 Vendor errors become `notewell.domain.errors` here: throttling, 5xx and timeouts left after botocore's own
 retries are `UnavailableError` (503 with a retry hint), oversize items `TooLargeError`.
 """
@@ -66,6 +66,8 @@ from notewell.domain.errors import (
 )
 from notewell.domain.model import (
     ApiKey,
+    ChangeScan,
+    FeedPosition,
     IdempotencyRecord,
     Link,
     Note,
@@ -113,6 +115,12 @@ MAX_ITEM_BYTES = 400 * 1024
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 MAX_TRANSACTION_ACTIONS = 100
 MAX_BATCH_GET_KEYS = 100
+
+# The change feed (`changes_after`): at most this many GSI1 Query pages per call, each of at most this many items
+# (and 1 MB): a call examines at most 800 index entries, whatever the project holds.
+FEED_PAGE_BUDGET = 8
+FEED_PAGE_ITEMS = 100
+FEED_FILTERED_PAGE_ITEMS = 25  # the least a filtered read asks for: matches may be sparse
 
 # Our own retries, on top of botocore's: cancelled transactions (TransactionConflict) and unprocessed keys.
 TRANSACTION_ATTEMPTS = 3
@@ -849,6 +857,87 @@ class DynamoDBStore:
                 found.extend(item_to_note(item) for item in self._query(params, limit=limit))
         found.sort(key=lambda note: (note.updated_at, note.id), reverse=True)
         return found[:limit]
+
+    def changes_after(
+        self,
+        workspace_id: str,
+        project_id: str,
+        after: FeedPosition | None,
+        *,
+        horizon: str,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        limit: int,
+    ) -> ChangeScan:
+        """GSI1 (the project feed, `gsi1sk = {updatedAt}#{noteId}`) read oldest first from `gsi1sk > after`.
+
+        Requests: at most FEED_PAGE_BUDGET Queries, each with Limit <= FEED_PAGE_ITEMS (and DynamoDB's 1 MB), so
+        at most 800 index entries are examined per call, whatever the project's size; never a Scan. Without
+        filters a page asks for `limit` + 1 items (the extra one tells `more`), so `limit` < 100 costs one Query.
+        With filters a page asks for max(2 * `limit`, FEED_FILTERED_PAGE_ITEMS), up to FEED_PAGE_ITEMS.
+
+        Types and statuses are filtered here, not with a FilterExpression: a FilterExpression hides the items it
+        drops (while Limit still counts them), so a dropped item past the horizon could not be seen. Seeing every
+        item, the first one past the horizon ends the read exactly: the feed is ascending, all after it is newer
+        too. Filtered-out items cost the same read capacity either way; only their bytes on the wire are extra.
+
+        `position` is the last item examined at or before the horizon, matching or not (`after` when none), so
+        the next call never examines a filtered-out item again; `more` is True when the read stopped at `limit`
+        matches with items left, or spent its page budget (then `notes` may be empty). `settling` is True when a
+        matching item past the horizon is in the last page, or when the page stopped at the horizon and more items
+        follow it unread (conservative: they may match).
+
+        Raises:
+            ValueError: `limit` is below 1.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        wanted_types = frozenset(NoteType(t).value for t in types)
+        wanted_statuses = frozenset(NoteStatus(s).value for s in statuses)
+
+        def matches(item: Mapping[str, AttributeValueTypeDef]) -> bool:
+            return (not wanted_types or _get_str(item, "type") in wanted_types) and (
+                not wanted_statuses or _get_str(item, "status") in wanted_statuses
+            )
+
+        page_items = max(2 * limit, FEED_FILTERED_PAGE_ITEMS) if wanted_types or wanted_statuses else limit + 1
+        values: dict[str, AttributeValueTypeDef] = {":pk": _s(feed_pk(workspace_id, project_id))}
+        condition = "gsi1pk = :pk"
+        if after is not None:
+            condition += " AND gsi1sk > :after"
+            values[":after"] = _s(f"{after.updated_at}#{after.note_id}")
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "IndexName": GSI1,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": True,
+            "Limit": min(page_items, FEED_PAGE_ITEMS),
+        }
+        notes: list[Note] = []
+        position = after
+        for _ in range(FEED_PAGE_BUDGET):
+            with self._vendor_errors(writing=False):
+                page = self._client.query(**params)
+            items = page.get("Items", [])
+            last = page.get("LastEvaluatedKey")
+            for index, item in enumerate(items):
+                updated_at = _get_str(item, "updatedAt")
+                if updated_at > horizon:
+                    settling = last is not None or any(matches(newer) for newer in items[index:])
+                    return ChangeScan(notes, position, more=False, settling=settling)
+                if matches(item):
+                    if len(notes) == limit:
+                        return ChangeScan(notes, position, more=True, settling=False)
+                    notes.append(item_to_note(item))
+                position = FeedPosition(updated_at, _get_str(item, "id"))
+            if last is None:
+                return ChangeScan(notes, position, more=False, settling=False)
+            if len(notes) == limit:
+                return ChangeScan(notes, position, more=True, settling=False)  # more may follow: not read
+            # No FilterExpression: the page's last item is its LastEvaluatedKey, so `position` is there already.
+            params["ExclusiveStartKey"] = last
+        return ChangeScan(notes, position, more=True, settling=False)
 
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         if limit < 1:

@@ -20,6 +20,8 @@ from notewell.domain import rules
 from notewell.domain.errors import AlreadyExistsError, UnavailableError, VersionConflictError
 from notewell.domain.model import (
     ApiKey,
+    ChangeScan,
+    FeedPosition,
     IdempotencyRecord,
     Link,
     Note,
@@ -209,6 +211,24 @@ _SELECT_NOTES_BY_TYPE = f"""WITH pairs AS MATERIALIZED (
 _SELECT_CONFLICTED_NOTES = f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_needing_attention
     WHERE workspace_id = ? AND project_id = ? AND {_NEEDS_ATTENTION}
     ORDER BY updated_at DESC, id DESC LIMIT ?"""
+# The change feed: one range of `notes_by_project` read in ascending (updated_at, id) order (SQLite walks the
+# DESC index backwards), starting strictly after the position (a row-value seek). The filters travel as JSON
+# arrays ('[]': no filter), so the statement text never changes.
+_FEED_FILTERS = """(:types = '[]' OR type IN (SELECT value FROM json_each(:types)))
+        AND (:statuses = '[]' OR status IN (SELECT value FROM json_each(:statuses)))"""
+_SELECT_CHANGES = f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_by_project
+    WHERE workspace_id = :workspace AND project_id = :project AND (updated_at, id) > (:updated_at, :id)
+        AND updated_at <= :horizon AND {_FEED_FILTERS}
+    ORDER BY updated_at, id LIMIT :limit"""
+# Whether a matching note is past the horizon: each statement seeks straight to its one bound (a position at or
+# before the horizon makes `updated_at > :horizon` the whole condition; a later one makes the horizon moot).
+_SELECT_PAST_HORIZON = f"""SELECT 1 FROM notes INDEXED BY notes_by_project
+    WHERE workspace_id = :workspace AND project_id = :project AND updated_at > :horizon AND {_FEED_FILTERS}
+    ORDER BY updated_at, id LIMIT 1"""
+_SELECT_PAST_POSITION = f"""SELECT 1 FROM notes INDEXED BY notes_by_project
+    WHERE workspace_id = :workspace AND project_id = :project AND (updated_at, id) > (:updated_at, :id)
+        AND {_FEED_FILTERS}
+    ORDER BY updated_at, id LIMIT 1"""
 
 _IDEMPOTENCY_COLUMNS = "workspace_id, key, request_hash, result, recorded_at, expires_at"
 _SELECT_IDEMPOTENCY = f"SELECT {_IDEMPOTENCY_COLUMNS} FROM idempotency WHERE workspace_id = ? AND key = ?"
@@ -656,6 +676,53 @@ class SqliteStore:
         }
         rows = self.connection().execute(_SELECT_NOTES_BY_TYPE, params)
         return [_note_from_row(row) for row in rows]
+
+    def changes_after(
+        self,
+        workspace_id: str,
+        project_id: str,
+        after: FeedPosition | None,
+        *,
+        horizon: str,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        limit: int,
+    ) -> ChangeScan:
+        """One index range read of at most `limit` + 1 matching rows (the extra one tells `more`), and, only when
+        nothing more is there up to the horizon, a LIMIT 1 read for a matching note past it (`settling`).
+
+        The filters are applied in SQL, so `position` is the last note returned (`after` when none): notes filtered
+        out after it are read again by the next call.
+
+        Raises:
+            ValueError: `limit` is below 1.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        params: dict[str, object] = {
+            "workspace": workspace_id,
+            "project": project_id,
+            # ('', '') precedes every note: a note's updated_at is never empty.
+            "updated_at": "" if after is None else after.updated_at,
+            "id": "" if after is None else after.note_id,
+            "horizon": horizon,
+            "types": _json(sorted({NoteType(t).value for t in types})),
+            "statuses": _json(sorted({NoteStatus(s).value for s in statuses})),
+            "limit": limit + 1,
+        }
+        connection = self.connection()
+        notes = [_note_from_row(row) for row in connection.execute(_SELECT_CHANGES, params)]
+        more = len(notes) > limit
+        del notes[limit:]
+        position = after if not notes else FeedPosition(notes[-1].updated_at, notes[-1].id)
+        settling = False
+        if not more:
+            # Every match up to the horizon is returned: is one waiting past it?
+            check = _SELECT_PAST_HORIZON
+            if position is not None and position.updated_at > horizon:
+                check = _SELECT_PAST_POSITION  # nothing was returned: the position itself is past the horizon
+            settling = connection.execute(check, params).fetchone() is not None
+        return ChangeScan(notes, position, more, settling)
 
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         if limit < 1:

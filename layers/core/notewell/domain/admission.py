@@ -31,10 +31,11 @@ DUPLICATE_MAX_NEW_WORDS = 0.15  # or it swaps at most a word or so ("via" for "t
 DUPLICATE_MIN_KEPT_WORDS = 0.85  # ...while keeping nearly every content word of the old note
 RESTATEMENT_COVERAGE = 0.75  # the new text contains most of the old note's bigrams...
 RESTATEMENT_SIMILARITY = 0.3  # ...and is still recognisably the same text
-ALTERED_OVERLAP = 0.6  # a negation or number change only matters when both talk about the same things
+ALTERED_OVERLAP = 0.6  # a negation or number change only matters when both talk about the same things...
+ALTERED_JACCARD = 0.4  # ...and neither text is mostly about something else (a short claim inside a long note)
 REVERSAL_JACCARD = 0.75  # the same content words in another order: a reversal
 
-CANDIDATE_TERMS = 24  # words of the new content used to look up candidates in the search index
+CANDIDATE_TERMS = 8  # words of the new content used to look up candidates in the search index
 
 
 class Verdict(StrEnum):
@@ -66,7 +67,7 @@ def judge(old: str, new: str) -> tuple[Verdict, Comparison]:
         return Verdict.DUPLICATE, c
     if same_claim and c.longer and c.coverage >= RESTATEMENT_COVERAGE and c.similarity >= RESTATEMENT_SIMILARITY:
         return Verdict.RESTATEMENT, c
-    if c.altered and c.overlap >= ALTERED_OVERLAP:
+    if c.altered and c.overlap >= ALTERED_OVERLAP and c.jaccard >= ALTERED_JACCARD:
         return Verdict.CONFLICT, c
     if c.reordered and c.jaccard >= REVERSAL_JACCARD:
         return Verdict.CONFLICT, c
@@ -95,15 +96,15 @@ def admit(content: str, candidates: Sequence[Note], *, allow_conflicts: bool = F
 
 
 def candidate_query(content: str) -> str:
-    """A few distinctive words of the content to find candidates in the search index (never the whole text)."""
+    """A few distinctive words of the content to find candidates in the search index (never the whole text).
+
+    Longer words are rarer, and every word in the query widens the index's match set, so a handful of the longest
+    content words finds the notes that restate or contradict this one at a fraction of the cost of all of them.
+    """
     words = tokens(content)
     keep = content_words(words)
-    chosen: list[str] = []
-    for word in words:
-        if word in keep and word not in chosen and len(word) > 1:
-            chosen.append(word)
-        if len(chosen) >= CANDIDATE_TERMS:
-            break
+    distinct = list(dict.fromkeys(w for w in words if w in keep and len(w) > 2))
+    chosen = sorted(distinct, key=lambda w: (-len(w), distinct.index(w)))[:CANDIDATE_TERMS]
     return " ".join(chosen) or " ".join(words[:CANDIDATE_TERMS])
 
 
@@ -132,4 +133,6 @@ def derive_title(content: str, limit: int = TITLE_LIMIT) -> str:
                 words.pop()
             sentence = " ".join(words)
     sentence = sentence.rstrip(".!?;:,- ")
+    if not sentence:
+        return "Untitled note"
     return sentence[0].upper() + sentence[1:]

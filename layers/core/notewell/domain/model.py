@@ -164,3 +164,27 @@ class SearchFilters:
         if self.statuses and note.status not in self.statuses:
             return False
         return not (self.tags and not self.tags.intersection(note.tags))
+
+
+@dataclass(frozen=True, slots=True)
+class FeedPosition:
+    """A point in a project's change feed: changes are ordered by (updated_at, note_id)."""
+
+    updated_at: str
+    note_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeScan:
+    """One bounded read of the change feed.
+
+    `notes`: matching notes (deleted ones included), oldest first, all after the start position and at or before
+    the horizon. `position`: where the next read should continue (the last note examined, matching or not; None
+    when nothing was examined). `more`: more notes up to the horizon may follow `position`. `settling`: a note newer
+    than the horizon exists after `position`.
+    """
+
+    notes: list[Note]
+    position: FeedPosition | None
+    more: bool
+    settling: bool

@@ -19,7 +19,7 @@ _NUMBER = re.compile(r"\d")
 
 NEGATIONS = frozenset(
     {
-        "not", "no", "never", "none", "nothing", "neither", "nor", "without", "cannot", "can't", "don't",
+        "not", "no", "never", "none", "nothing", "without", "cannot", "can't", "don't",
         "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "shouldn't", "mustn't", "avoid", "stop",
         "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden", "ban", "banned", "against",
         "instead", "rather", "unlike", "except",

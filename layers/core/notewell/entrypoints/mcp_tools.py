@@ -22,6 +22,7 @@ from notewell.domain.errors import NotewellError, UnauthenticatedError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.domain.packing import Detail
 from notewell.entrypoints.wire import (
+    ChangesOut,
     CheckpointResult,
     ContextOut,
     LinkOut,
@@ -228,6 +229,32 @@ def build_server(services: Services) -> MCPServer:
                 include_historical=includeHistorical,
             )
         )  # fmt: skip
+
+    @tool("get_changes_since", "Get changes since", READ_ONLY)
+    def get_changes_since(
+        project: ProjectArg,
+        since: Annotated[
+            str | None, Field(description="ISO-8601 time to start from, e.g. '2026-03-01T12:00:00Z'.")
+        ] = None,
+        cursor: Annotated[str | None, Field(description="cursor from your previous call, unchanged.")] = None,
+        types: Annotated[list[NoteType] | None, Field(description="Only these note types (fixed per cursor).")] = None,
+        statuses: Annotated[
+            list[NoteStatus] | None, Field(description="Only these statuses (fixed per cursor).")
+        ] = None,
+        limit: Annotated[int, Field(description="Changes per page (1-200).", ge=1, le=200)] = 50,
+        maxTokens: Annotated[
+            int,
+            Field(description="Token budget of one page; at least one change is always returned.", ge=100, le=32000),
+        ] = 4000,
+    ) -> ChangesOut:
+        """RESUME AFTER ANOTHER AGENT OR HUMAN MAY HAVE CHANGED THE PROJECT: what was created, updated or deleted,
+        oldest first. Start with since (or nothing, for the whole history), follow pages while hasMore is true,
+        then keep the cursor and pass it next time. Only limit and maxTokens may change between pages."""
+        page = services.changes.since(
+            caller(), project, since=since, cursor=cursor, types=types or (), statuses=statuses or (), limit=limit,
+            max_tokens=maxTokens,
+        )  # fmt: skip
+        return ChangesOut.of(page)
 
     # ----- writing knowledge --------------------------------------------------------------------------------
 

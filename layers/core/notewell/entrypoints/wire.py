@@ -11,6 +11,7 @@ from notewell.domain import rules
 
 if TYPE_CHECKING:
     from notewell.domain.model import ApiKey, Link, Note, Project, SearchHit
+    from notewell.services.changes import ChangesPage
     from notewell.services.context import ContextResult
     from notewell.services.memory import CheckpointOutcome, RememberOutcome
     from notewell.services.notes import NoteView
@@ -385,4 +386,40 @@ class ContextOut(Wire):
                 omitted=len(packed.omitted_ids),
                 omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids],
             ),
+        )  # fmt: skip
+
+
+class ChangeOut(Wire):
+    id: str
+    change: str = Field(description="created, updated or deleted.")
+    title: str
+    type: str
+    status: str
+    version: int
+    updated_at: str
+    excerpt: str
+    body_size: int
+
+
+class ChangesOut(Wire):
+    project: str
+    changes: list[ChangeOut] = Field(description="Oldest first, ordered by updatedAt then id.")
+    has_more: bool = Field(description="True: call again now with cursor. False: keep cursor for next time.")
+    cursor: str = Field(description="Opaque; pass it back unchanged to continue after these changes.")
+    retry_after: int | None = Field(default=None, description="Seconds until the newest changes can be served.")
+    notice: str | None = None
+
+    @classmethod
+    def of(cls, page: ChangesPage) -> ChangesOut:
+        return cls(
+            project=page.project,
+            changes=[
+                ChangeOut(
+                    id=c.note.id, change=c.kind, title=c.note.title, type=c.note.type.value,
+                    status=c.note.status.value, version=c.note.version, updated_at=c.note.updated_at,
+                    excerpt=c.excerpt, body_size=c.note.body_size,
+                )
+                for c in page.changes
+            ],
+            has_more=page.has_more, cursor=page.cursor, retry_after=page.retry_after, notice=page.notice,
         )  # fmt: skip

@@ -1,0 +1,142 @@
+"""get_changes_since: a bounded, oldest-first stream of what changed in a project, resumable by cursor.
+
+Why a horizon: a note's updatedAt is stamped before its write commits, and DynamoDB's feed index is eventually
+consistent, so a change stamped just before a reader's position can become visible after the reader has passed
+it. The feed therefore only serves changes stamped at least `horizon` ago; a change written "just before" a
+page is read is served on a later page instead of being skipped. The cost is that the newest changes arrive
+that much later (the response says when to call again). An overlap window with de-duplication would serve
+changes sooner but needs the cursor to carry every (id, version) seen inside the window: unbounded cursors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from notewell.domain import cursor as feed_cursor
+from notewell.domain import rules
+from notewell.domain.errors import InvalidArgumentError, InvalidCursorError
+from notewell.domain.model import FeedPosition, Note, NoteStatus, NoteType, Principal
+from notewell.services.access import Deps, visible_project
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import timedelta
+
+MAX_LIMIT = 200
+DEFAULT_LIMIT = 50
+DEFAULT_MAX_TOKENS = 4_000
+MIN_MAX_TOKENS = 100
+MAX_MAX_TOKENS = 32_000
+EXCERPT_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    note: Note
+    kind: str  # created | updated | deleted
+    excerpt: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesPage:
+    project: str
+    changes: list[Change]
+    has_more: bool
+    cursor: str
+    retry_after: int | None  # seconds until changes newer than the horizon can be served
+    notice: str | None
+
+
+def change_kind(note: Note) -> str:
+    if note.is_deleted:
+        return "deleted"
+    return "created" if note.version == 1 else "updated"
+
+
+class ChangesService:
+    def __init__(self, deps: Deps, *, cursor_key: bytes, horizon: timedelta) -> None:
+        self._deps = deps
+        self._key = cursor_key
+        self._horizon = horizon
+
+    def since(
+        self,
+        principal: Principal,
+        project: str,
+        *,
+        since: str | None = None,
+        cursor: str | None = None,
+        types: Sequence[NoteType] = (),
+        statuses: Sequence[NoteStatus] = (),
+        limit: int = DEFAULT_LIMIT,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+    ) -> ChangesPage:
+        if since is not None and cursor is not None:
+            raise InvalidArgumentError("Pass since or cursor, not both: cursor continues, since starts afresh.")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidArgumentError(f"limit {limit} is out of range; use 1 to {MAX_LIMIT}.")
+        if not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
+            raise InvalidArgumentError(
+                f"maxTokens {max_tokens} is out of range; use {MIN_MAX_TOKENS} to {MAX_MAX_TOKENS}."
+            )
+        type_names = tuple(sorted({t.value for t in types}))
+        status_names = tuple(sorted({s.value for s in statuses}))
+        target = visible_project(self._deps, principal, project)
+
+        position: FeedPosition | None = None
+        if cursor is not None:
+            state = feed_cursor.unseal(cursor, self._key)
+            # A cursor from before the project existed ('' project) continues once it does.
+            if state.workspace_id != principal.workspace_id or state.project_id not in (
+                "",
+                target.id if target else "",
+            ):
+                raise InvalidCursorError(
+                    f"This cursor belongs to another project; start {project!r} with since, or pass its own cursor."
+                )
+            if (state.types, state.statuses) != (type_names, status_names):  # filters are locked to the cursor
+                raise InvalidArgumentError(
+                    "This cursor was made with other types/statuses filters; only limit and maxTokens may change "
+                    f"between pages (the cursor has types={list(state.types)}, statuses={list(state.statuses)})."
+                )
+            position = state.position
+        elif since is not None:
+            # '' sorts before every id: changes stamped exactly at `since` are included.
+            position = FeedPosition(rules.format_ts(rules.parse_ts(since)), "")
+
+        if target is None:
+            empty = feed_cursor.FeedCursor(principal.workspace_id, "", type_names, status_names, position)
+            return ChangesPage(
+                project, [], False, feed_cursor.seal(empty, self._key), None,
+                f"Project {project!r} has no notes yet; there is nothing to resume.",
+            )  # fmt: skip
+
+        now = self._deps.clock.now()
+        horizon = rules.format_ts(now - self._horizon)
+        scan = self._deps.store.changes_after(
+            principal.workspace_id, target.id, position, horizon=horizon, types=list(types), statuses=list(statuses),
+            limit=limit,
+        )  # fmt: skip
+        changes: list[Change] = []
+        spent = 0
+        last = position
+        for note in scan.notes:
+            change = Change(note, change_kind(note), rules.excerpt(note.body, EXCERPT_CHARS))
+            cost = rules.estimate_tokens(f"{note.id}{note.title}{change.excerpt}{note.updated_at}") + 20
+            if changes and spent + cost > max_tokens:
+                break  # the budget ends the page, never before the first change
+            changes.append(change)
+            spent += cost
+            last = FeedPosition(note.updated_at, note.id)
+        cut_short = len(changes) < len(scan.notes)
+        if not cut_short and scan.position is not None:
+            last = scan.position  # also skips what the store examined and filtered out
+        has_more = cut_short or scan.more
+        state = feed_cursor.FeedCursor(principal.workspace_id, target.id, type_names, status_names, last)
+        retry_after = None
+        notice = None
+        if not has_more and scan.settling:
+            retry_after = max(1, int(self._horizon.total_seconds()))
+            notice = f"Newer changes are settling; call again with this cursor in {retry_after} s."
+        return ChangesPage(target.slug, changes, has_more, feed_cursor.seal(state, self._key), retry_after, notice)

@@ -1,0 +1,74 @@
+"""get_changes_since through the real MCP client, both eras."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from notewell.adapters.sqlite import SqliteStore
+from notewell.adapters.system import FixedClock
+from notewell.bootstrap import Services, bootstrap
+from notewell.config import Settings
+from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()
+
+
+@pytest.fixture
+def feed_services(tmp_path: Path, clock: FixedClock) -> Services:
+    return bootstrap(Settings(data_dir=tmp_path), store=SqliteStore(tmp_path / "feed.db"), clock=clock)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_agent_resumes_from_its_cursor_after_another_agent_worked(
+    feed_services: Services, clock: FixedClock, mode: str
+) -> None:
+    key = make_keys(feed_services).full
+    async with running(make_app(feed_services)) as app, connect(app, key, mode) as client:
+        ids = [
+            ok(await client.call_tool("create_note", {"project": "api", "title": f"N{n}", "body": f"b{n}"}))["id"]
+            for n in range(5)
+        ]
+        settling = ok(await client.call_tool("get_changes_since", {"project": "api"}))
+        assert settling["changes"] == [] and settling["retryAfter"] >= 1 and settling["hasMore"] is False
+        clock.advance(seconds=10)
+        first = ok(await client.call_tool("get_changes_since", {"project": "api", "limit": 3}))
+        assert [c["id"] for c in first["changes"]] == ids[:3] and first["hasMore"] is True
+        assert set(first["changes"][0]) == {
+            "id", "change", "title", "type", "status", "version", "updatedAt", "excerpt", "bodySize"
+        }  # fmt: skip
+        second = ok(await client.call_tool("get_changes_since", {"project": "api", "cursor": first["cursor"]}))
+        assert [c["id"] for c in second["changes"]] == ids[3:] and second["hasMore"] is False
+
+        ok(await client.call_tool("delete_note", {"id": ids[0]}))
+        ok(await client.call_tool("patch_note", {"id": ids[1], "mode": "append", "text": "more"}))
+        clock.advance(seconds=10)
+        later = ok(await client.call_tool("get_changes_since", {"project": "api", "cursor": second["cursor"]}))
+        assert [(c["id"], c["change"]) for c in later["changes"]] == [(ids[0], "deleted"), (ids[1], "updated")]
+
+        forged = err(await client.call_tool("get_changes_since", {"project": "api", "cursor": "x" + first["cursor"]}))
+        assert forged["status"] == 400 and forged["code"] == "invalid_cursor"
+        locked = err(await client.call_tool("get_changes_since", {
+            "project": "api", "cursor": first["cursor"], "types": ["decision"],
+        }))  # fmt: skip
+        assert locked["status"] == 400
+        both = err(await client.call_tool("get_changes_since", {
+            "project": "api", "cursor": first["cursor"], "since": "2026-01-01T00:00:00Z",
+        }))  # fmt: skip
+        assert both["status"] == 400
+        bad_time = err(await client.call_tool("get_changes_since", {"project": "api", "since": "yesterday"}))
+        assert bad_time["status"] == 400
+
+
+async def test_the_description_starts_with_the_contract_words(feed_services: Services) -> None:
+    key = make_keys(feed_services).full
+    async with running(make_app(feed_services)) as app, connect(app, key, "auto") as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    description = tools["get_changes_since"].description or ""
+    assert description.startswith("RESUME AFTER ANOTHER AGENT OR HUMAN MAY HAVE CHANGED THE PROJECT")
