@@ -7,6 +7,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from notewell.domain.model import Plan
 from tests.bench.local_server import machine_busy_cpu_seconds
 from tests.bench.stats import summarize
 
@@ -52,9 +53,17 @@ def seed(services: Services, principal: Principal, specs: Iterable[NoteSpec]) ->
     return ids, {"notes": count, "seconds": round(elapsed, 2), "notes_per_s": round(count / max(elapsed, 1e-9), 1)}
 
 
+def unlimited(services: Services, workspace_id: str) -> None:
+    """Put a workspace on the plan without note or call quotas: the benchmarks create more notes and make more calls
+    than the free plan allows, and measure speed, not quotas (metering still runs)."""
+    services.workspaces.set_plan(workspace_id, Plan.ENTERPRISE)
+
+
 def new_principal(services: Services) -> Principal:
-    """A fresh workspace and a read-write key on the services' store, and the principal that key authenticates as."""
+    """A fresh workspace without quotas and a read-write key on the services' store, and the principal that key
+    authenticates as."""
     workspace = services.auth.create_workspace("bench")
+    unlimited(services, workspace.id)
     issued = services.auth.create_key(workspace.id, name="bench")
     principal = services.auth.authenticate(issued.secret)
     if principal is None:

@@ -58,6 +58,7 @@ from tests.bench.common import (
     seed,
     table,
     timed_rounds,
+    unlimited,
 )
 from tests.bench.corpus import Corpus, NoteSpec
 from tests.bench.dynamo_requests import DEFAULT_SIZES as DYNAMO_SIZES
@@ -448,6 +449,7 @@ def bench_size(size: int, workdir: Path, corpus: Corpus, plan: Plan, *, profile:
             principal = services.auth.authenticate(served.key)
             if principal is None:
                 raise RuntimeError("the key notewell serve printed does not authenticate against its data dir")
+            unlimited(services, principal.workspace_id)  # before the server's first call reads the plan
             log(f"  seeding {size:,} notes through NoteService.create")
             ids, result["seeding"] = seed(services, principal, corpus.notes(size))
             result["db_mb_after_seeding"] = db_megabytes(data_dir)

@@ -104,3 +104,18 @@ def test_keys_create_list_and_revoke_against_the_data_dir(tmp_path: Path, capsys
     assert json.loads(capsys.readouterr().out)["revokedAt"]
     assert main(["keys", "revoke", "key_nope", *data]) == 2
     assert "No key key_nope" in capsys.readouterr().err
+
+
+def test_workspace_plan_is_shown_and_changed_by_the_admin_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(tmp_path)]
+    assert main(["workspace", "plan", "--json", *data]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["plan"] == "enterprise"  # the embedded store's own workspace has no quotas
+    assert main(["workspace", "plan", "--set", "team", "--json", *data]) == 0
+    changed = json.loads(capsys.readouterr().out)
+    assert changed["plan"] == "team" and changed["revisionsPerNote"] == 200 and changed["callsPerMonth"] == 2_000_000
+    with pytest.raises(SystemExit):  # argparse refuses an unknown plan with its usage message
+        main(["workspace", "plan", "--set", "gold", *data])
+    assert "invalid choice: 'gold'" in capsys.readouterr().err

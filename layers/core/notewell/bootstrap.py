@@ -13,9 +13,12 @@ from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
 from notewell.services.context import ContextService
 from notewell.services.memory import MemoryService
+from notewell.services.metering import Meter
 from notewell.services.notes import NoteService
-from notewell.services.projects import ProjectService
+from notewell.services.portability import PortabilityService
+from notewell.services.projects import ProjectService, TagService
 from notewell.services.search import SearchService
+from notewell.services.workspace import WorkspaceService
 
 if TYPE_CHECKING:
     from notewell.ports import Clock, IdSource, SearchIndex, Store
@@ -31,6 +34,10 @@ class Services:
     memory: MemoryService
     context: ContextService
     changes: ChangesService
+    meter: Meter
+    tags: TagService
+    workspaces: WorkspaceService
+    portability: PortabilityService
 
 
 def bootstrap(
@@ -41,6 +48,7 @@ def bootstrap(
     clock: Clock | None = None,
     ids: IdSource | None = None,
 ) -> Services:
+    from notewell.adapters.jsonl import JsonlCodec
     from notewell.adapters.system import SystemClock, UlidIdSource
 
     if store is None:
@@ -48,7 +56,8 @@ def bootstrap(
     elif search is None:
         search = _fulltext_for(store)
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
-    notes = NoteService(deps)
+    meter = Meter(store, deps.clock)
+    notes = NoteService(deps, meter)
     search_service = SearchService(deps, search)
     memory = MemoryService(deps, notes, search_service)
     return Services(
@@ -60,6 +69,10 @@ def bootstrap(
         memory=memory,
         context=ContextService(deps, search_service, memory),
         changes=ChangesService(deps, cursor_key=_cursor_key(settings, store), horizon=_feed_horizon(settings, store)),
+        meter=meter,
+        tags=TagService(deps, notes),
+        workspaces=WorkspaceService(deps, meter),
+        portability=PortabilityService(deps, JsonlCodec(), notes, meter),
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from datetime import datetime
 
     from notewell.domain.model import (
@@ -20,11 +20,13 @@ if TYPE_CHECKING:
         NoteStatus,
         NoteType,
         NoteWrite,
+        Plan,
         Project,
         SearchFilters,
         SearchHit,
         Workspace,
     )
+    from notewell.domain.portability import ImportRecord
 
 
 class IdempotencyKeyTakenError(Exception):
@@ -64,6 +66,19 @@ class WorkspaceStore(Protocol):
 
     def get_workspace(self, workspace_id: str) -> Workspace | None: ...
 
+    def set_plan(self, workspace_id: str, plan: Plan, revision_cap: int) -> Workspace | None:
+        """Change the workspace's plan and per-note revision cap; None when there is no such workspace."""
+        ...
+
+    def add_usage(self, workspace_id: str, period: str, deltas: Mapping[str, int]) -> None:
+        """Add each delta to the named counter of `period` (a day 'YYYY-MM-DD', or 'total'), atomically per counter
+        (an increment, never read-then-write). Unknown counters start at 0."""
+        ...
+
+    def usage(self, workspace_id: str, periods: Sequence[str]) -> dict[str, dict[str, int]]:
+        """The counters of each requested period that has any: {period: {counter: value}}."""
+        ...
+
     def list_workspaces(self) -> list[Workspace]: ...
 
 
@@ -81,6 +96,17 @@ class ProjectStore(Protocol):
         ...
 
     def list_projects(self, workspace_id: str) -> list[Project]: ...
+
+    def rename_project(self, workspace_id: str, project_id: str, new_slug: str, updated_at: str) -> Project:
+        """Give the project a new slug, atomically: the old slug stops resolving in the same write. Notes, revisions,
+        keys and the feed refer to the immutable project id, so they follow without being touched. Renaming to the
+        slug the project already has returns it unchanged (a retried rename succeeds).
+
+        Raises:
+            AlreadyExistsError: another project of the workspace holds `new_slug` (nothing written).
+            NotFoundError: no such project.
+        """
+        ...
 
 
 class NoteStore(Protocol):
@@ -156,6 +182,15 @@ class NoteStore(Protocol):
         """
         ...
 
+    def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
+        """Write imported notes exactly as given (ids, versions, timestamps, lifecycle) with their revisions.
+
+        A note whose id already exists in the workspace is skipped with its revisions, so re-running an import that
+        stopped midway completes it without duplicates. Returns how many notes were written. SQLite writes the whole
+        batch in one transaction; DynamoDB in batches (callers validate everything before calling).
+        """
+        ...
+
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         """Up to `limit` live notes that need attention, most recently updated first: status `disputed`, or an
         unfinished supersession (`superseded_by` is not empty but the status is not `superseded`). Indexed, bounded."""
@@ -183,6 +218,29 @@ class KeyStore(Protocol):
 
     def revoke_key(self, workspace_id: str, key_id: str, revoked_at: str) -> ApiKey | None:
         """Mark the key revoked (idempotent); None when the workspace has no such key."""
+        ...
+
+
+class ExportCodec(Protocol):
+    """Notewell's JSON Lines export format (README "Export format"): one line of text per record, no newline.
+
+    Encoding is deterministic (a re-export of an imported export is byte-identical but for `exportedAt`).
+    """
+
+    def encode_header(self, exported_at: str) -> str: ...
+
+    def encode_project(self, project: Project) -> str: ...
+
+    def encode_note(self, note: Note) -> str: ...
+
+    def encode_revision(self, revision: Note) -> str: ...
+
+    def decode(self, line: str) -> ImportRecord:
+        """One non-blank line of a Notewell export or of a memory.jsonl file, checked on its own.
+
+        Raises:
+            InvalidArgumentError, TooLargeError: what is wrong with the line, in one sentence.
+        """
         ...
 
 

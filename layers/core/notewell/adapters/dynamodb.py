@@ -9,6 +9,7 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
     workspace list  WORKSPACES                   WS#{ws}              the same fields: listing is a Query
     project         WS#{ws}                      PROJ#{projectId}     slug, summary, instructions, …
     slug            WS#{ws}                      SLUG#{slug}          projectId (attribute_not_exists: unique)
+    usage           WS#{ws}                      USAGE#{period}       one number per counter, `c:{counter}` (ADD)
     API key         WS#{ws}                      KEY#{keyId}          name, secretHash, scope, revokedAt
     secret lookup   AUTH#{secretHash}            AUTH                 workspaceId, keyId: nothing else
     note            WS#{ws}#N#{noteId}           NOTE                 all fields, version, writeId, and
@@ -35,6 +36,9 @@ version that was read (an insert on the id being new), with ALL_OLD returned on 
 landed but whose reply was lost fails its own condition when sent again; the stored `writeId` and version
 then show the write was ours, and the retry answers success (the writeId rule). Revisions share the note's
 partition; the transaction writing `REV#{r}` deletes `REV#{r - cap}`, so history stays capped without a Query.
+A rename is one transaction on three items: the old slug (deleted while it points at the project), the new one
+(created while free) and the project. Imports skip ids already stored (BatchGetItem), then BatchWriteItem the
+revisions before their notes: a note that exists has its whole history, so an interrupted import reruns cleanly.
 
 Reads of the table are strongly consistent; the GSIs (`project_notes`, `notes_by_type`, `conflicted_notes`,
 `changes_after`) are eventually consistent. Nothing scans.
@@ -48,7 +52,7 @@ import hashlib
 import random
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
@@ -60,6 +64,7 @@ from notewell.domain.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
     NotewellError,
+    NotFoundError,
     TooLargeError,
     UnavailableError,
     VersionConflictError,
@@ -91,6 +96,8 @@ if TYPE_CHECKING:
         PutTypeDef,
         QueryInputTypeDef,
         TransactWriteItemTypeDef,
+        UpdateTypeDef,
+        WriteRequestUnionTypeDef,
     )
 
     Item: TypeAlias = dict[str, AttributeValueTypeDef]
@@ -115,6 +122,8 @@ MAX_ITEM_BYTES = 400 * 1024
 MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 MAX_TRANSACTION_ACTIONS = 100
 MAX_BATCH_GET_KEYS = 100
+MAX_BATCH_WRITE_ITEMS = 25
+MAX_USAGE_COUNTERS = 100  # per UpdateItem: keeps the update expression far below its 4 KB limit
 
 # The change feed (`changes_after`): at most this many GSI1 Query pages per call, each of at most this many items
 # (and 1 MB): a call examines at most 800 index entries, whatever the project holds.
@@ -125,6 +134,7 @@ FEED_FILTERED_PAGE_ITEMS = 25  # the least a filtered read asks for: matches may
 # Our own retries, on top of botocore's: cancelled transactions (TransactionConflict) and unprocessed keys.
 TRANSACTION_ATTEMPTS = 3
 BATCH_GET_ROUNDS = 5
+BATCH_WRITE_ROUNDS = 8
 RETRY_BASE_SECONDS = 0.025
 RETRY_AFTER_SECONDS = 2
 
@@ -163,6 +173,9 @@ REVISION_PREFIX = "REV#"
 WORKSPACE_SK = "WORKSPACE"
 WORKSPACES_PK = "WORKSPACES"
 IDEMPOTENCY_SK = "IDEM"
+USAGE_PREFIX = "USAGE#"
+# Counter attributes are prefixed: a counter may have any name, even one of an item's own (pk, sk, entity).
+COUNTER_PREFIX = "c:"
 AUTH_SK = "AUTH"
 
 
@@ -214,6 +227,10 @@ def needs_attention(note: Note) -> bool:
     if note.is_deleted:
         return False
     return note.status == NoteStatus.DISPUTED or (bool(note.superseded_by) and note.status != NoteStatus.SUPERSEDED)
+
+
+def usage_sk(period: str) -> str:
+    return f"{USAGE_PREFIX}{_part(period)}"
 
 
 def revision_sk(version: int) -> str:
@@ -654,13 +671,88 @@ class DynamoDBStore:
         }
         return [item_to_workspace(item) for item in self._query(params)]
 
+    def set_plan(self, workspace_id: str, plan: Plan, revision_cap: int) -> Workspace | None:
+        """Both copies of the workspace (its item and its WORKSPACES listing) change in one transaction."""
+
+        def update(key: Item) -> UpdateTypeDef:
+            return {
+                "TableName": self._table,
+                "Key": key,
+                "UpdateExpression": "SET #plan = :plan, #cap = :cap",
+                "ConditionExpression": "attribute_exists(pk)",  # never create a partial workspace
+                "ExpressionAttributeNames": {"#plan": "plan", "#cap": "revisionCap"},
+                "ExpressionAttributeValues": {":plan": _s(Plan(plan).value), ":cap": _n(revision_cap)},
+            }
+
+        actions: list[TransactWriteItemTypeDef] = [
+            {"Update": update(_key(workspace_pk(workspace_id), WORKSPACE_SK))},
+            {"Update": update(_key(WORKSPACES_PK, workspace_pk(workspace_id)))},
+        ]
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            if attempt:
+                self._backoff(attempt - 1)
+            try:
+                reasons = self._transact_once(actions, writing=True)
+            except _UnconfirmedWriteError as unconfirmed:
+                current = self.get_workspace(workspace_id)
+                if current is not None and (current.plan, current.revision_cap) == (plan, revision_cap):
+                    return current
+                raise UnavailableError(unconfirmed.message, retry_after=unconfirmed.retry_after) from unconfirmed
+            if reasons is None:
+                return self.get_workspace(workspace_id)
+            if any(reason.get("Code") == "ConditionalCheckFailed" for reason in reasons):
+                return None  # no such workspace
+        raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+    def add_usage(self, workspace_id: str, period: str, deltas: Mapping[str, int]) -> None:
+        """One UpdateItem of `ADD`s on the period's usage item (the first one creates it).
+
+        An ADD is not idempotent: a request whose reply was lost and that botocore sends again counts twice. That
+        errs by at most one flush of counts, rarely; exact billing would need one conditional item per flush.
+        """
+        counters = list(deltas.items())
+        for start in range(0, len(counters), MAX_USAGE_COUNTERS):
+            names = {"#entity": "entity"}
+            values: dict[str, AttributeValueTypeDef] = {":entity": _s("usage")}
+            adds: list[str] = []
+            for index, (counter, value) in enumerate(counters[start : start + MAX_USAGE_COUNTERS]):
+                names[f"#c{index}"] = COUNTER_PREFIX + counter
+                values[f":v{index}"] = _n(int(value))
+                adds.append(f"#c{index} :v{index}")
+            with self._vendor_errors(writing=True):
+                self._client.update_item(
+                    TableName=self._table,
+                    Key=_key(workspace_pk(workspace_id), usage_sk(period)),
+                    UpdateExpression="SET #entity = :entity ADD " + ", ".join(adds),
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                )
+
+    def usage(self, workspace_id: str, periods: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Strongly consistent BatchGetItem of the periods' usage items (100 per request)."""
+        unique = list(dict.fromkeys(periods))  # BatchGetItem refuses duplicate keys
+        found: dict[str, dict[str, int]] = {}
+        for start in range(0, len(unique), MAX_BATCH_GET_KEYS):
+            keys = [_key(workspace_pk(workspace_id), usage_sk(p)) for p in unique[start : start + MAX_BATCH_GET_KEYS]]
+            for item in self._batch_get(keys):
+                counters = {
+                    name[len(COUNTER_PREFIX) :]: int(value["N"])
+                    for name, value in item.items()
+                    if name.startswith(COUNTER_PREFIX) and "N" in value
+                }
+                if counters:
+                    found[_get_str(item, "sk")[len(USAGE_PREFIX) :]] = counters
+        return found
+
     # ----- projects ------------------------------------------------------------------------------------------
 
     def get_project(self, workspace_id: str, slug: str) -> Project | None:
         pointer = self._get(_key(workspace_pk(workspace_id), f"SLUG#{_part(slug)}"))
         if pointer is None:
             return None
-        return self.get_project_by_id(workspace_id, _get_str(pointer, "projectId"))
+        project = self.get_project_by_id(workspace_id, _get_str(pointer, "projectId"))
+        # Two reads: a rename landing between them must not make the old slug resolve.
+        return project if project is not None and project.slug == slug else None
 
     def get_project_by_id(self, workspace_id: str, project_id: str) -> Project | None:
         item = self._get(_key(workspace_pk(workspace_id), f"PROJ#{_part(project_id)}"))
@@ -731,6 +823,76 @@ class DynamoDBStore:
             "ConsistentRead": True,
         }
         return [item_to_project(item) for item in self._query(params)]
+
+    def rename_project(self, workspace_id: str, project_id: str, new_slug: str, updated_at: str) -> Project:
+        """One TransactWriteItems: Delete the old slug (condition: it points at the project), Put the new slug
+        (attribute_not_exists), Update the project (condition: it still has the old slug). A rename applied earlier
+        (a retry, or a resend after a lost reply) finds the project at `new_slug` and returns it."""
+        new_sk = f"SLUG#{_part(new_slug)}"
+        for attempt in range(TRANSACTION_ATTEMPTS):
+            project = self.get_project_by_id(workspace_id, project_id)
+            if project is None:
+                raise NotFoundError(f"Project {project_id} does not exist; list the projects to find its id.")
+            if project.slug == new_slug:
+                return project
+            renamed = replace(project, slug=new_slug, updated_at=updated_at)
+            actions: list[TransactWriteItemTypeDef] = [
+                {
+                    "Delete": {
+                        "TableName": self._table,
+                        "Key": _key(workspace_pk(workspace_id), f"SLUG#{_part(project.slug)}"),
+                        "ConditionExpression": "#project = :project",
+                        "ExpressionAttributeNames": {"#project": "projectId"},
+                        "ExpressionAttributeValues": {":project": _s(project_id)},
+                    }
+                },
+                {"Put": self._put_new(slug_to_item(renamed), return_old=True)},
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": _key(workspace_pk(workspace_id), f"PROJ#{_part(project_id)}"),
+                        "UpdateExpression": "SET #slug = :new, #updated = :updated",
+                        # Fails on a missing item too: a comparison with an absent attribute is false.
+                        "ConditionExpression": "#slug = :old",
+                        "ExpressionAttributeNames": {"#slug": "slug", "#updated": "updatedAt"},
+                        "ExpressionAttributeValues": {
+                            ":old": _s(project.slug),
+                            ":new": _s(new_slug),
+                            ":updated": _s(updated_at),
+                        },
+                    }
+                },
+            ]
+            try:
+                reasons = self._transact_once(actions, writing=True)
+            except _UnconfirmedWriteError as unconfirmed:
+                current = self.get_project_by_id(workspace_id, project_id)
+                if current is not None and current.slug == new_slug:
+                    return current
+                raise UnavailableError(unconfirmed.message, retry_after=unconfirmed.retry_after) from unconfirmed
+            if reasons is None:
+                return renamed
+            codes = [str(reason.get("Code", "None")) for reason in reasons]
+            if codes[1] == "ConditionalCheckFailed":
+                holder = _get_opt_str(reasons[1].get("Item") or {}, "projectId")
+                if holder is None:
+                    pointer = self._get(_key(workspace_pk(workspace_id), new_sk))
+                    holder = None if pointer is None else _get_opt_str(pointer, "projectId")
+                if holder != project_id:
+                    raise AlreadyExistsError(
+                        f"Another project already uses the slug {new_slug!r}; choose another slug."
+                    )
+                continue  # our own rename landed earlier: the next read finds the project renamed
+            if "ConditionalCheckFailed" in codes:
+                continue  # the project changed since it was read: read it again
+            if "ValidationError" in codes:
+                message = " ".join(str(r.get("Message", "")) for r in reasons if r.get("Code") == "ValidationError")
+                raise InvalidArgumentError(f"The note store refused this rename: {message}")
+            self._backoff(attempt)
+        current = self.get_project_by_id(workspace_id, project_id)
+        if current is not None and current.slug == new_slug:
+            return current  # the last attempt found the rename applied
+        raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
 
     # ----- notes ---------------------------------------------------------------------------------------------
 
@@ -950,6 +1112,48 @@ class DynamoDBStore:
             "ScanIndexForward": False,
         }
         return [item_to_note(item) for item in self._query(params, limit=limit)]
+
+    def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
+        """Every item is built and checked against the item size limit before anything is written. Then, per 100
+        notes: one BatchGetItem (keys only) tells which ids exist, and BatchWriteItem puts the revisions of the new
+        notes, then the notes (items built as `commit` builds them, so index keys are derived the same way).
+
+        Not a transaction: a note created between the check and the write would be overwritten (import ids come
+        from another store, never from this one's id source), and an interrupted import leaves whole notes only.
+
+        Raises:
+            TooLargeError: an item exceeds DynamoDB's item size limit (nothing written).
+            UnavailableError: DynamoDB kept refusing writes; rerunning the import completes it.
+        """
+        prepared: dict[str, tuple[Item, list[Item]]] = {}
+        for note, revisions in items:
+            if note.workspace_id != workspace_id:
+                raise ValueError(f"note {note.id} belongs to workspace {note.workspace_id}, not {workspace_id}")
+            if note.id in prepared:
+                continue  # the first of two notes with one id wins, as the second would be skipped when stored
+            history: dict[int, Item] = {}
+            for revision in revisions:
+                if revision.id != note.id or revision.workspace_id != workspace_id:
+                    raise ValueError(f"a revision given for note {note.id} is another note's")
+                history.setdefault(revision.version, revision_to_item(revision))
+            note_item = note_to_item(note)
+            for item in (note_item, *history.values()):
+                size = item_size(item)
+                if size > MAX_ITEM_BYTES:
+                    raise _too_large(f"Note {note.id} would take {size:,} bytes as stored")
+            prepared[note.id] = (note_item, list(history.values()))
+        ids = list(prepared)
+        written = 0
+        for start in range(0, len(ids), MAX_BATCH_GET_KEYS):
+            chunk = ids[start : start + MAX_BATCH_GET_KEYS]
+            keys = [_key(note_pk(workspace_id, note_id), NOTE_SK) for note_id in chunk]
+            stored = {_get_str(item, "pk") for item in self._batch_get(keys, attributes=("pk",))}
+            new = [note_id for note_id in chunk if note_pk(workspace_id, note_id) not in stored]
+            # Revisions first: a note that exists has its whole history, so skipping it on a rerun loses nothing.
+            self._batch_write([revision for note_id in new for revision in prepared[note_id][1]])
+            self._batch_write([prepared[note_id][0] for note_id in new])
+            written += len(new)
+        return written
 
     # ----- API keys ------------------------------------------------------------------------------------------
 
@@ -1231,9 +1435,14 @@ class DynamoDBStore:
                 return items
             params["ExclusiveStartKey"] = last
 
-    def _batch_get(self, keys: list[Item]) -> Iterator[Item]:
-        """Strongly consistent BatchGetItem of at most 100 keys, resending unprocessed keys a few times."""
-        pending: KeysAndAttributesTypeDef = {"Keys": keys, "ConsistentRead": True}
+    def _batch_get(self, keys: list[Item], *, attributes: Sequence[str] = ()) -> Iterator[Item]:
+        """Strongly consistent BatchGetItem of at most 100 keys (only `attributes` of each item, when given),
+        resending unprocessed keys a few times."""
+        request: KeysAndAttributesTypeDef = {"Keys": keys, "ConsistentRead": True}
+        if attributes:
+            request["ProjectionExpression"] = ", ".join(f"#a{i}" for i in range(len(attributes)))
+            request["ExpressionAttributeNames"] = {f"#a{i}": name for i, name in enumerate(attributes)}
+        pending = request
         for attempt in range(BATCH_GET_ROUNDS):
             if attempt:
                 self._backoff(attempt - 1)
@@ -1243,8 +1452,28 @@ class DynamoDBStore:
             left = response.get("UnprocessedKeys", {}).get(self._table)
             if left is None or not left.get("Keys"):
                 return
-            pending = {"Keys": left["Keys"], "ConsistentRead": True}
+            pending = {**request, "Keys": left["Keys"]}
         raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+    def _batch_write(self, items: Sequence[Item]) -> None:
+        """Put every item with BatchWriteItem, 25 per request, resending unprocessed items with jittered backoff
+        a bounded number of times. Unconditioned Puts of fixed content: a resend rewrites the same item."""
+        for start in range(0, len(items), MAX_BATCH_WRITE_ITEMS):
+            pending: Sequence[WriteRequestUnionTypeDef] = [
+                {"PutRequest": {"Item": item}} for item in items[start : start + MAX_BATCH_WRITE_ITEMS]
+            ]
+            for attempt in range(BATCH_WRITE_ROUNDS):
+                if attempt:
+                    self._backoff(attempt - 1)
+                # writing=False: a lost reply is harmless here, the rerun writes the same items again.
+                with self._vendor_errors(writing=False):
+                    response = self._client.batch_write_item(RequestItems={self._table: pending})
+                left = response.get("UnprocessedItems", {}).get(self._table)
+                if not left:
+                    break
+                pending = left
+            else:
+                raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
 
     def _backoff(self, attempt: int) -> None:
         self._sleep(random.uniform(0, RETRY_BASE_SECONDS * 2**attempt))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from notewell.domain import rules
-from notewell.domain.errors import AlreadyExistsError, UnavailableError, VersionConflictError
+from notewell.domain.errors import AlreadyExistsError, NotFoundError, UnavailableError, VersionConflictError
 from notewell.domain.model import (
     ApiKey,
     ChangeScan,
@@ -37,9 +37,9 @@ from notewell.domain.model import (
 from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
-SCHEMA_VERSION = 2  # 2: notes_by_type, notes_needing_attention (indexes only: opening a v1 file adds them)
+SCHEMA_VERSION = 3  # 2: notes_by_type, notes_needing_attention (indexes); 3: usage (opening an older file adds them)
 BUSY_TIMEOUT_SECONDS = 5.0
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
@@ -145,6 +145,14 @@ _SCHEMA = (
         hint TEXT NOT NULL,
         PRIMARY KEY (workspace_id, id)
     )""",
+    # Usage counters per workspace and period (a day 'YYYY-MM-DD', or 'total'): one row per counter, incremented.
+    """CREATE TABLE IF NOT EXISTS usage (
+        workspace_id TEXT NOT NULL,
+        period TEXT NOT NULL,
+        counter TEXT NOT NULL,
+        value INTEGER NOT NULL,
+        PRIMARY KEY (workspace_id, period, counter)
+    ) WITHOUT ROWID""",
 )
 
 _FTS_TABLE = """CREATE VIRTUAL TABLE notes_fts USING fts5(
@@ -235,26 +243,65 @@ _SELECT_IDEMPOTENCY = f"SELECT {_IDEMPOTENCY_COLUMNS} FROM idempotency WHERE wor
 _UPSERT_IDEMPOTENCY = f"INSERT OR REPLACE INTO idempotency ({_IDEMPOTENCY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
 
 _WORKSPACE_COLUMNS = "id, name, created_at, plan, revision_cap"
+# An increment, never read-then-write: concurrent adds to one counter all count.
+_ADD_USAGE = """INSERT INTO usage (workspace_id, period, counter, value) VALUES (?, ?, ?, ?)
+    ON CONFLICT (workspace_id, period, counter) DO UPDATE SET value = value + excluded.value"""
+_SELECT_USAGE = """SELECT period, counter, value FROM usage
+    WHERE workspace_id = ? AND period IN (SELECT value FROM json_each(?)) ORDER BY period, counter"""
 _PROJECT_COLUMNS = "id, workspace_id, slug, created_at, updated_at, summary, instructions, default_max_tokens"
 _KEY_COLUMNS = "id, workspace_id, name, secret_hash, created_at, project_id, read_only, revoked_at, hint"
 
-# One statement text whatever the filters (they travel as JSON arrays), so the statement cache always hits.
-# Ranking scores every match, so the first step carries only (seq, score); rows and snippets are read for the
-# few winners only (a word in every note makes the match set the whole table).
-_SEARCH = f"""WITH top AS MATERIALIZED (
-        SELECT n.seq AS seq, bm25(notes_fts, 10.0, 1.0, 2.0) AS score
-        FROM notes_fts JOIN notes AS n ON n.seq = notes_fts.rowid
-        WHERE notes_fts MATCH :match
-            AND n.workspace_id = :workspace AND n.project_id = :project AND n.deleted_at IS NULL
+# ----- full-text search (SqliteFullTextIndex) --------------------------------------------------------------
+# Statement texts never change with the filters (they travel as JSON arrays), so the statement cache always hits.
+# Every step carries only (seq, score); rows and snippets are read for the few winners only.
+#
+# bm25 scores every row its MATCH expression matches, and a query's words are ORed: a few common words make the
+# match set most of the table, however rare the others. So, in a table of more than CANDIDATE_ROWS rows, a query of
+# several words first counts each word's rows (_PHRASE_ROWS, a walk of each word's posting list) and split_terms
+# cuts it down:
+#   * a word in no row is dropped, and so is a word in half the rows or more while rarer words remain: bm25 weighs
+#     such a word 1e-6, so it changes no ranking but would bring its rows into the match set;
+#   * when the other words still match more than CANDIDATE_ROWS rows, the rarest words whose rows fit in that budget
+#     (E) choose the candidates and every word (E and the rest R) scores them (_SEARCH_CANDIDATES): bm25 is a sum
+#     over the expression's phrases, so for a row matching E, bm25(E AND (E OR R)) - bm25(E) = bm25(E OR R), its
+#     exact score for the whole query.
+# A row that matches only the commoner words R is then not ranked: it could outscore a candidate only by holding
+# many of them, and each R word weighs less (a lower idf) than each E word. When the cut query gives fewer hits than
+# asked, the whole query answers instead, as before.
+CANDIDATE_ROWS = 2_000
+BM25_WEIGHTS = "10.0, 1.0, 2.0"  # title, body, tags
+_SEARCH_FILTERS = """n.workspace_id = :workspace AND n.project_id = :project AND n.deleted_at IS NULL
             AND (:types = '[]' OR n.type IN (SELECT value FROM json_each(:types)))
             AND (:statuses = '[]' OR n.status IN (SELECT value FROM json_each(:statuses)))
             AND (:tags = '[]' OR EXISTS (
-                SELECT 1 FROM json_each(n.tags) AS t WHERE t.value IN (SELECT value FROM json_each(:tags))))
-        ORDER BY score LIMIT :limit)
-    SELECT {_N_NOTE_COLUMNS}, top.score, snippet(notes_fts, 1, '', '', '…', 24)
-    FROM top JOIN notes_fts ON notes_fts.rowid = top.seq JOIN notes AS n ON n.seq = top.seq
-    WHERE notes_fts MATCH :match
+                SELECT 1 FROM json_each(n.tags) AS t WHERE t.value IN (SELECT value FROM json_each(:tags))))"""
+# The winners' rows and snippets: one rowid lookup each (CROSS JOIN keeps that order; another plan would scan
+# every match of :snippet).
+_SEARCH_HITS = f"""SELECT {_N_NOTE_COLUMNS}, top.score, snippet(notes_fts, 1, '', '', '…', 24)
+    FROM top CROSS JOIN notes_fts ON notes_fts.rowid = top.seq CROSS JOIN notes AS n ON n.seq = top.seq
+    WHERE notes_fts MATCH :snippet
     ORDER BY top.score"""
+_SEARCH = f"""WITH top AS MATERIALIZED (
+        SELECT n.seq AS seq, bm25(notes_fts, {BM25_WEIGHTS}) AS score
+        FROM notes_fts JOIN notes AS n ON n.seq = notes_fts.rowid
+        WHERE notes_fts MATCH :match AND {_SEARCH_FILTERS}
+        ORDER BY score LIMIT :limit)
+    {_SEARCH_HITS}"""
+_SEARCH_CANDIDATES = f"""WITH essential AS MATERIALIZED (
+        SELECT rowid AS seq, bm25(notes_fts, {BM25_WEIGHTS}) AS score FROM notes_fts WHERE notes_fts MATCH :essential),
+    doubled AS MATERIALIZED (
+        SELECT rowid AS seq, bm25(notes_fts, {BM25_WEIGHTS}) AS score FROM notes_fts WHERE notes_fts MATCH :doubled),
+    top AS MATERIALIZED (
+        SELECT n.seq AS seq, doubled.score - essential.score AS score
+        FROM essential JOIN notes AS n ON n.seq = essential.seq JOIN doubled ON doubled.seq = essential.seq
+        WHERE {_SEARCH_FILTERS}
+        ORDER BY score LIMIT :limit)
+    {_SEARCH_HITS}"""
+# How many rows (of every project: bm25's statistics span the table too) each phrase of a JSON array matches, and
+# an upper bound on the table's row count (seq is positive and unique, so no lower than the count; no scan).
+_PHRASE_ROWS = """SELECT CAST(p.key AS INTEGER), (SELECT count(*) FROM notes_fts WHERE notes_fts MATCH p.value)
+    FROM json_each(:phrases) AS p"""
+_MAX_ROWS = "SELECT coalesce(max(seq), 0) FROM notes"
 
 _WORD = re.compile(r"\w+")
 
@@ -503,6 +550,34 @@ class SqliteStore:
         rows = self.connection().execute(f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces ORDER BY created_at, id")
         return [_workspace_from_row(row) for row in rows]
 
+    def set_plan(self, workspace_id: str, plan: Plan, revision_cap: int) -> Workspace | None:
+        with self._transaction() as connection:
+            connection.execute(
+                "UPDATE workspaces SET plan = ?, revision_cap = ? WHERE id = ?",
+                (Plan(plan).value, revision_cap, workspace_id),
+            )
+            row = connection.execute(
+                f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
+            ).fetchone()
+        return None if row is None else _workspace_from_row(row)
+
+    def add_usage(self, workspace_id: str, period: str, deltas: Mapping[str, int]) -> None:
+        if not deltas:
+            return
+        rows = [(workspace_id, period, counter, int(value)) for counter, value in deltas.items()]
+        with self._transaction() as connection:
+            connection.executemany(_ADD_USAGE, rows)
+
+    def usage(self, workspace_id: str, periods: Sequence[str]) -> dict[str, dict[str, int]]:
+        if not periods:
+            return {}
+        found: dict[str, dict[str, int]] = {}
+        for period, counter, value in self.connection().execute(
+            _SELECT_USAGE, (workspace_id, _json(list(dict.fromkeys(periods))))
+        ):
+            found.setdefault(period, {})[counter] = value
+        return found
+
     # ----- projects ----------------------------------------------------------------------------------------
 
     def get_project(self, workspace_id: str, slug: str) -> Project | None:
@@ -570,6 +645,26 @@ class SqliteStore:
             f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE workspace_id = ? ORDER BY slug", (workspace_id,)
         )
         return [_project_from_row(row) for row in rows]
+
+    def rename_project(self, workspace_id: str, project_id: str, new_slug: str, updated_at: str) -> Project:
+        select = f"SELECT {_PROJECT_COLUMNS} FROM projects WHERE workspace_id = ? AND id = ?"
+        try:
+            with self._transaction() as connection:
+                row = connection.execute(select, (workspace_id, project_id)).fetchone()
+                if row is None:
+                    raise NotFoundError(f"Project {project_id} does not exist; list the projects to find its id.")
+                if row[2] != new_slug:  # the same slug (a retried rename) changes nothing
+                    # One row holds the slug: the unique (workspace_id, slug) index refuses a taken one.
+                    connection.execute(
+                        "UPDATE projects SET slug = ?, updated_at = ? WHERE workspace_id = ? AND id = ?",
+                        (new_slug, updated_at, workspace_id, project_id),
+                    )
+                    row = connection.execute(select, (workspace_id, project_id)).fetchone()
+        except sqlite3.IntegrityError as exc:
+            raise AlreadyExistsError(
+                f"Another project already uses the slug {new_slug!r}; choose another slug."
+            ) from exc
+        return _project_from_row(row)
 
     # ----- notes -------------------------------------------------------------------------------------------
 
@@ -730,6 +825,24 @@ class SqliteStore:
         rows = self.connection().execute(_SELECT_CONFLICTED_NOTES, (workspace_id, project_id, limit))
         return [_note_from_row(row) for row in rows]
 
+    def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
+        """One transaction: every new note with its revisions, or nothing. The FTS triggers index them as they land."""
+        for note, revisions in items:
+            if note.workspace_id != workspace_id:
+                raise ValueError(f"note {note.id} belongs to another workspace than the import")
+            for revision in revisions:
+                if revision.id != note.id or revision.workspace_id != workspace_id:
+                    raise ValueError(f"a revision given for note {note.id} is another note's")
+        written = 0
+        with self._transaction() as connection:
+            for note, revisions in items:
+                # ON CONFLICT DO NOTHING: an id already in the workspace is skipped, and its revisions with it.
+                if connection.execute(_INSERT_NOTE, _note_params(note)).rowcount != 1:
+                    continue
+                written += 1
+                connection.executemany(_INSERT_REVISION, [_note_params(revision) for revision in revisions])
+        return written
+
     # ----- API keys ----------------------------------------------------------------------------------------
 
     def put_key(self, key: ApiKey) -> None:
@@ -786,15 +899,50 @@ class SqliteStore:
         return None if row is None else _key_from_row(row)
 
 
+def _query_terms(text: str) -> list[str]:
+    """The distinct words of `text`, casefolded, in order, at most MAX_QUERY_TERMS."""
+    return list(dict.fromkeys(word.casefold() for word in _WORD.findall(text)))[:MAX_QUERY_TERMS]
+
+
+def _phrase(term: str) -> str:
+    """`term` as an FTS5 string: never FTS5 syntax (AND, NEAR, *, ^, :), whatever it holds."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _any_of(terms: Sequence[str]) -> str:
+    return " OR ".join(map(_phrase, terms))
+
+
 def match_expression(text: str) -> str | None:
     """An FTS5 MATCH expression in which any word of `text` matches; None when `text` has no words.
 
     Every term is a quoted string, so no user input can reach the FTS5 query syntax (AND, NEAR, *, ^, :).
     """
-    terms = list(dict.fromkeys(word.casefold() for word in _WORD.findall(text)))[:MAX_QUERY_TERMS]
-    if not terms:
-        return None
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    terms = _query_terms(text)
+    return _any_of(terms) if terms else None
+
+
+def split_terms(
+    rows_by_term: dict[str, int], total_rows: int, budget: int = CANDIDATE_ROWS
+) -> tuple[list[str], list[str]]:
+    """(essential, rest): the terms worth ranking, rarest first, split where their matches pass `budget` rows.
+
+    Dropped: a term that matches no row, and, when rarer terms exist, a term in half the rows or more (bm25's idf,
+    ln((N - n + 0.5) / (n + 0.5)), is then 0 or less, which FTS5 clamps to 1e-6: the term adds nothing to a score
+    but would add its rows to the match set). The essential terms are the rarest ones whose matches add up to at
+    most `budget` rows, at least one; `rest` holds the others. `total_rows` may overstate the table's row count
+    (fewer terms are then dropped), never understate it.
+    """
+    live = sorted((term for term, rows in rows_by_term.items() if rows > 0), key=lambda term: rows_by_term[term])
+    informative = [term for term in live if 2 * rows_by_term[term] < total_rows] or live
+    essential: list[str] = []
+    rows = 0
+    for term in informative:
+        if essential and rows + rows_by_term[term] > budget:
+            break
+        essential.append(term)
+        rows += rows_by_term[term]
+    return essential, informative[len(essential) :]
 
 
 class SqliteFullTextIndex:
@@ -806,11 +954,13 @@ class SqliteFullTextIndex:
     def search(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[SearchHit]:
-        match = match_expression(query)
-        if match is None or limit <= 0:
+        terms = _query_terms(query)
+        if not terms or limit <= 0:
             return []
-        params = {
-            "match": match,
+        whole = _any_of(terms)
+        params: dict[str, object] = {
+            "match": whole,
+            "snippet": whole,
             "workspace": workspace_id,
             "project": project_id,
             "types": _json(sorted(filters.types)),
@@ -819,7 +969,11 @@ class SqliteFullTextIndex:
             "limit": limit,
         }
         try:
-            rows = self._store.connection().execute(_SEARCH, params).fetchall()
+            connection = self._store.connection()
+            rows = self._narrowed(connection, terms, params, limit) if len(terms) > 1 else None
+            if rows is None:
+                params["match"] = whole
+                rows = connection.execute(_SEARCH, params).fetchall()
         except sqlite3.Error as exc:
             raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
         hits: list[SearchHit] = []
@@ -829,3 +983,28 @@ class SqliteFullTextIndex:
             # bm25() is negative, lower is better; callers want positive, higher is better.
             hits.append(SearchHit(note, -float(row[-2]), snippet))
         return hits
+
+    @staticmethod
+    def _narrowed(
+        connection: sqlite3.Connection, terms: list[str], params: dict[str, object], limit: int
+    ) -> list[Any] | None:
+        """The hits of the query cut down by split_terms; None when the whole query answers instead: the table
+        is small, every term counts and their matches are few, or the cut query gives fewer than `limit` hits."""
+        (total_rows,) = connection.execute(_MAX_ROWS).fetchone()
+        if total_rows <= CANDIDATE_ROWS:
+            return None
+        counts = dict(connection.execute(_PHRASE_ROWS, {"phrases": _json([_phrase(t) for t in terms])}).fetchall())
+        rows_by_term = {term: int(counts.get(n, 0)) for n, term in enumerate(terms)}
+        essential, rest = split_terms(rows_by_term, total_rows, CANDIDATE_ROWS)
+        if not essential:
+            return []  # no note holds any word of the query
+        if not rest and len(essential) == len(terms):
+            return None
+        if rest:
+            params["essential"] = _any_of(essential)
+            params["doubled"] = f"({params['essential']}) AND ({_any_of(essential + rest)})"
+            rows = connection.execute(_SEARCH_CANDIDATES, params).fetchall()
+        else:
+            params["match"] = _any_of(essential)
+            rows = connection.execute(_SEARCH, params).fetchall()
+        return rows if len(rows) >= limit else None

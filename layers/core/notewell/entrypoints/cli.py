@@ -1,8 +1,10 @@
-"""`notewell` command line: serve | keys create|list|revoke."""
+"""`notewell` command line: serve | keys create|list|revoke | export | import."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -12,13 +14,18 @@ from typing import TYPE_CHECKING
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import ConfigError, Settings, default_data_dir
 from notewell.domain.errors import NotewellError
+from notewell.domain.model import Plan, Principal, Workspace
+from notewell.domain.plans import limits_for
 from notewell.entrypoints.wire import KeyOut
+from notewell.services.portability import MEMORY_FORMAT
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
+    from typing import TextIO
 
     from notewell.domain.model import Workspace
     from notewell.services.auth import IssuedKey
+    from notewell.services.portability import ImportReport
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -71,7 +78,51 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (create, listing, revoke):
         _common(sub)
         _backend(sub)
+
+    export = verbs.add_parser("export", help="Write a project in Notewell's JSON Lines export format.")
+    export.add_argument("--project", required=True, help="Project to export (slug).")
+    export.add_argument("--out", type=Path, default=None, help="File to write (default: standard output).")
+    importing = verbs.add_parser(
+        "import", help="Import a Notewell export or an MCP memory server memory.jsonl file into a project."
+    )
+    importing.add_argument("file", help="File to import ('-' reads standard input).")
+    importing.add_argument("--project", required=True, help="Project to import into (slug); created if missing.")
+    importing.add_argument("--json", action="store_true", help="Print the report as JSON.")
+    for sub in (export, importing):
+        _common(sub)
+        _backend(sub)
+
+    workspace = verbs.add_parser("workspace", help="Workspace administration.")
+    workspace_verbs = workspace.add_subparsers(dest="workspace_verb", required=True)
+    plan = workspace_verbs.add_parser("plan", help="Show the workspace's plan, or change it with --set.")
+    plan.add_argument("--set", dest="set_plan", choices=[p.value for p in Plan], default=None, help="New plan.")
+    plan.add_argument("--json", action="store_true", help="Print JSON instead of text.")
+    _common(plan)
+    _backend(plan)
     return parser
+
+
+def _workspace_admin(args: argparse.Namespace) -> int:
+    services = bootstrap(_settings(args))
+    workspace = _workspace(services, args)
+    if args.set_plan is not None:
+        workspace = services.workspaces.set_plan(workspace.id, Plan(args.set_plan))
+    limits = limits_for(workspace.plan)
+    data = {
+        "workspace": workspace.id, "plan": workspace.plan.value, "revisionsPerNote": limits.revisions_per_note,
+        "notesPerWorkspace": limits.notes_per_workspace, "callsPerMonth": limits.calls_per_month,
+        "noteChars": limits.note_chars,
+    }  # fmt: skip
+    if args.json:
+        print(json.dumps(data))
+    else:
+        unlimited = "unlimited"
+        print(
+            f"Workspace {workspace.id}: {workspace.plan.value} plan — {limits.revisions_per_note} revisions per note, "
+            f"{limits.notes_per_workspace or unlimited} notes, {limits.calls_per_month or unlimited} calls a month, "
+            f"{limits.note_chars:,} characters per note."
+        )
+    return 0
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -116,7 +167,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     services = bootstrap(settings)
     configure_logging(args.log_level, stream=sys.stderr)
-    workspace, created = services.auth.default_workspace()
+    workspace, created = services.auth.default_workspace(plan=Plan.ENTERPRISE)  # serve is always the embedded store
     url = f"http://{args.host}:{args.port}/mcp"
     print(f"Notewell serving {url} (data: {settings.data_dir})", flush=True)
     if created:
@@ -127,7 +178,10 @@ def _serve(args: argparse.Namespace) -> int:
         print("More keys: notewell keys create (see --help).", flush=True)
     hosts = ["127.0.0.1", "localhost", *([args.host] if args.host not in ("127.0.0.1", "localhost") else [])]
     app = build_app(build_server(services), services, allowed_hosts=hosts)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    finally:
+        services.meter.flush()  # counts not yet flushed survive a shutdown
     return 0
 
 
@@ -137,8 +191,15 @@ def _workspace(services: Services, args: argparse.Namespace) -> Workspace:
         if found is None:
             raise NotewellError(f"No workspace {args.workspace}; omit --workspace to use the only one.")
         return found
-    workspace, _ = services.auth.default_workspace()
+    workspace, _ = services.auth.default_workspace(plan=_local_plan(services))
     return workspace
+
+
+def _local_plan(services: Services) -> Plan:
+    """A workspace created on the embedded store belongs to its single user: no quotas. Hosted ones start free."""
+    from notewell.adapters.sqlite import SqliteStore
+
+    return Plan.ENTERPRISE if isinstance(services.deps.store, SqliteStore) else Plan.FREE
 
 
 def _key_json(services: Services, issued: IssuedKey | None, out: KeyOut) -> dict[str, object]:
@@ -183,11 +244,168 @@ def _keys(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----- export | import -----------------------------------------------------------------------------------------
+
+CLI_ACTOR = "cli"
+_NOTE_LINE = '"kind":"note"'  # quotes inside JSON strings are escaped, so only a note line's own kind matches
+
+
+def _cli_principal(workspace: Workspace) -> Principal:
+    return Principal(workspace_id=workspace.id, actor=CLI_ACTOR)
+
+
+class ProgressBar:
+    """A one-line bar redrawn with carriage returns: only worth drawing on a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, label: str) -> None:
+        self._stream = stream
+        self._label = label
+        self._drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        filled = self.WIDTH * done // total if total else self.WIDTH
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        self._stream.write(f"\r{self._label} [{bar}] {done}/{total}")
+        self._stream.flush()
+        self._drawn = True
+
+    def count(self, done: int) -> None:
+        self._stream.write(f"\r{self._label} {done}")
+        self._stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+            self._drawn = False
+
+
+def _bar(label: str) -> ProgressBar | None:
+    return ProgressBar(sys.stderr, label) if sys.stderr.isatty() else None
+
+
+def _export(args: argparse.Namespace) -> int:
+    services = bootstrap(_settings(args))
+    workspace = _workspace(services, args)
+    lines = services.portability.export_lines(_cli_principal(workspace), args.project)
+    bar = _bar("Exporting notes")
+    try:
+        if args.out is None:
+            stdout = sys.stdout
+            if isinstance(stdout, io.TextIOWrapper):
+                stdout.reconfigure(encoding="utf-8")  # the format is UTF-8 whatever the locale
+            try:
+                _write_lines(stdout, lines, bar)
+                stdout.flush()
+            except BrokenPipeError:  # the reader stopped early (| head): not an error of ours
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+            return 0
+        out: Path = args.out
+        partial = out.with_name(out.name + ".partial")  # a failed export never leaves a truncated file behind
+        try:
+            with partial.open("w", encoding="utf-8", newline="\n") as handle:
+                notes = _write_lines(handle, lines, bar)
+            partial.replace(out)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise NotewellError(f"Cannot write the export: {exc}") from exc
+    finally:
+        if bar is not None:
+            bar.close()
+    print(f"Exported project {args.project} to {out} ({notes} notes).")
+    return 0
+
+
+def _write_lines(stream: TextIO, lines: Iterator[str], bar: ProgressBar | None) -> int:
+    notes = 0
+    for line in lines:
+        stream.write(line)
+        stream.write("\n")
+        if _NOTE_LINE in line:
+            notes += 1
+            if bar is not None and notes % 100 == 0:
+                bar.count(notes)
+    if bar is not None and notes:
+        bar.count(notes)
+    return notes
+
+
+def _import(args: argparse.Namespace) -> int:
+    services = bootstrap(_settings(args))
+    workspace = _workspace(services, args)
+    bar = _bar("Importing notes")
+    try:
+        with _input(args.file) as handle:
+            report = services.portability.import_file(_cli_principal(workspace), args.project, handle, progress=bar)
+    except UnicodeDecodeError as exc:
+        raise NotewellError(f"{args.file} is not UTF-8 text (byte {exc.start}); nothing was imported.") from exc
+    except OSError as exc:
+        raise NotewellError(f"Cannot read {args.file}: {exc.strerror or exc}") from exc
+    finally:
+        if bar is not None:
+            bar.close()
+    services.meter.flush()
+    print(json.dumps(_report_json(report)) if args.json else _report_text(args.project, report))
+    return 0
+
+
+@contextlib.contextmanager
+def _input(name: str) -> Iterator[TextIO]:
+    """The file to import as UTF-8 text (a byte-order mark is skipped); '-' is standard input, left open."""
+    if name == "-":
+        stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig")
+        try:
+            yield stream
+        finally:
+            stream.detach()
+        return
+    try:
+        handle = Path(name).open(encoding="utf-8-sig")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise NotewellError(f"Cannot read {name}: {exc.strerror or exc}") from exc
+    with handle:
+        yield handle
+
+
+def _report_json(report: ImportReport) -> dict[str, object]:
+    return {
+        "format": report.format,
+        "notesWritten": report.notes_written,
+        "notesSkipped": report.notes_skipped,
+        "notesUpdated": report.notes_updated,
+        "revisionsWritten": report.revisions_written,
+        "links": report.links,
+        "idsReassigned": report.ids_reassigned,
+    }
+
+
+def _report_text(project: str, report: ImportReport) -> str:
+    parts = [f"{report.notes_written} notes written ({report.revisions_written} revisions, {report.links} links)"]
+    if report.notes_updated:
+        parts.append(f"{report.notes_updated} existing notes updated")
+    parts.append(f"{report.notes_skipped} skipped (already present)")
+    if report.ids_reassigned:
+        parts.append(f"{report.ids_reassigned} given new ids (theirs belong to another project)")
+    source = "a memory.jsonl file" if report.format == MEMORY_FORMAT else "a Notewell export"
+    return f"Imported {source} into project {project}: " + ", ".join(parts) + "."
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.verb == "serve":
             return _serve(args)
+        if args.verb == "export":
+            return _export(args)
+        if args.verb == "import":
+            return _import(args)
+        if args.verb == "workspace":
+            return _workspace_admin(args)
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)

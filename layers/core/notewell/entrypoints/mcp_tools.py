@@ -18,14 +18,15 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from notewell.domain.errors import NotewellError, UnauthenticatedError
+from notewell.domain.errors import InvalidArgumentError, NotewellError, UnauthenticatedError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.domain.packing import Detail
+from notewell.domain.rules import estimate_tokens
 from notewell.entrypoints.wire import (
     ChangesOut,
     CheckpointResult,
     ContextOut,
-    LinkOut,
+    ExportOut,
     NoteFull,
     NotesBatch,
     NoteWritten,
@@ -36,8 +37,11 @@ from notewell.entrypoints.wire import (
     RevisionList,
     SearchItem,
     SearchResult,
+    TagRenameOut,
+    UsageOut,
 )
 from notewell.services.memory import RememberRequest
+from notewell.services.metering import Meter
 from notewell.services.notes import NoteChanges, PatchMode
 
 if TYPE_CHECKING:
@@ -51,6 +55,8 @@ logger = logging.getLogger("notewell.tools")
 CURRENT_PRINCIPAL: ContextVar[Principal | None] = ContextVar("notewell_principal", default=None)
 CURRENT_REQUEST_ID: ContextVar[str] = ContextVar("notewell_request_id", default="-")
 
+# Notes per export resource page: bounded resource reads, never one unbounded tool result.
+EXPORT_PAGE_NOTES = 500
 # Strings longer than this are cut in the text block: structuredContent already carries them in full.
 TEXT_BLOCK_STRING_LIMIT = 1_000
 
@@ -133,24 +139,32 @@ def error_result(status: int, code: str, message: str, **details: object) -> Cal
     )
 
 
-def tool_result(fn: Callable[P, BaseModel]) -> Callable[P, CallToolResult]:
-    """Wire model → compact text + structuredContent; NotewellError → isError result; one log line per call."""
+def tool_result(fn: Callable[P, BaseModel], meter: Meter | None = None) -> Callable[P, CallToolResult]:
+    """Wire model → compact text + structuredContent; NotewellError → isError result; quota check, metering and
+    one log line per call."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
         started = time.perf_counter()
         principal = CURRENT_PRINCIPAL.get()
         outcome = "ok"
+        result: CallToolResult | None = None
+        if "from" in kwargs:  # a Python keyword: the parameter is `from_`, advertised as "from"
+            kwargs["from_"] = kwargs.pop("from")
         try:
+            if meter is not None and principal is not None:
+                meter.admit_call(principal.workspace_id)
             model = fn(*args, **kwargs)
             structured = model.model_dump(mode="json", by_alias=True, exclude_none=True)
-            return CallToolResult(
+            result = CallToolResult(
                 content=[TextContent(type="text", text=_compact_text(structured))],
                 structured_content=structured,
             )
+            return result
         except NotewellError as exc:
             outcome = exc.code
-            return error_result(exc.status, exc.code, exc.message, **exc.details())
+            result = error_result(exc.status, exc.code, exc.message, **exc.details())
+            return result
         except Exception:
             outcome = "internal"
             logger.exception("tool failed", extra={"tool": fn.__name__, "request_id": CURRENT_REQUEST_ID.get()})
@@ -161,6 +175,9 @@ def tool_result(fn: Callable[P, BaseModel]) -> Callable[P, CallToolResult]:
                 requestId=CURRENT_REQUEST_ID.get(),
             )
         finally:
+            if meter is not None and principal is not None and outcome != "quota_exceeded":
+                text = result.content[0].text if result is not None and result.content else ""  # type: ignore[union-attr]
+                meter.record_call(principal.workspace_id, fn.__name__, estimate_tokens(text))
             logger.info(
                 "tool call",
                 extra={
@@ -193,7 +210,7 @@ def build_server(services: Services) -> MCPServer:
 
     def tool(name: str, title: str, annotations: ToolAnnotations) -> Callable[[Callable[P, BaseModel]], None]:
         def register(fn: Callable[P, BaseModel]) -> None:
-            server.add_tool(tool_result(fn), name=name, title=title, annotations=annotations)
+            server.add_tool(tool_result(fn, services.meter), name=name, title=title, annotations=annotations)
 
         return register
 
@@ -517,21 +534,43 @@ def build_server(services: Services) -> MCPServer:
             )
         )
 
-    _ = (
-        create_note,
-        get_note,
-        get_notes,
-        update_note,
-        patch_note,
-        delete_note,
-        restore_note,
-        list_note_revisions,
-        get_note_revision,
-        search_notes,
-        list_projects,
-        update_project,
-        LinkOut,
-    )
+    @tool("rename_project", "Rename project", IDEMPOTENT_EDIT)
+    def rename_project(
+        project: ProjectArg,
+        newName: Annotated[str, Field(description="The new slug, e.g. 'billing-service'.", max_length=64)],
+    ) -> ProjectOut:
+        """Rename a project: its notes, history, keys and change feed follow, and the old name stops working.
+        Refused (409) if the new name is taken. Safe to retry."""
+        return ProjectOut.of(services.projects.rename(caller(), project, newName))
+
+    @tool("rename_tag", "Rename tag", IDEMPOTENT_EDIT)
+    def rename_tag(
+        project: ProjectArg,
+        from_: Annotated[str, Field(alias="from", description="The tag to replace.")],
+        to: Annotated[str, Field(description="The tag to use instead.")],
+    ) -> TagRenameOut:
+        """Replace a tag on every note of a project (one new version per note, history kept). If done is false,
+        call again with the same arguments to continue; notes already renamed are skipped."""
+        outcome = services.tags.rename(caller(), project, from_, to)
+        return TagRenameOut(project=outcome.project, renamed=outcome.renamed, done=outcome.done)
+
+    @tool("get_usage", "Get usage", READ_ONLY)
+    def get_usage() -> UsageOut:
+        """Show this workspace's plan, its limits and this month's usage: calls (by tool), tokens returned, notes,
+        revisions and stored bytes."""
+        return UsageOut.of(services.workspaces.usage(caller()))
+
+    @tool("export_project", "Export project", READ_ONLY)
+    def export_project(project: ProjectArg) -> ExportOut:
+        """Export a project (every note with full body and metadata, its revisions, deleted notes marked) as
+        Notewell JSON Lines. Returns counts and resource links: read each with resources/read, in order."""
+        counts = services.portability.export_counts(caller(), project)
+        pages = max(1, -(-counts.notes // EXPORT_PAGE_NOTES))
+        return ExportOut(
+            project=project, notes=counts.notes, deleted=counts.deleted, revisions=counts.revisions, pages=pages,
+            page_size=EXPORT_PAGE_NOTES, resources=[f"notewell://exports/{project}/{n}" for n in range(1, pages + 1)],
+        )  # fmt: skip
+
     _register_prompts_and_resources(server, services)
     return server
 
@@ -556,6 +595,20 @@ def _register_prompts_and_resources(server: MCPServer, services: Services) -> No
             "nextActions=[...], failedApproaches=[...]) with what this session did, decided, left open and tried "
             "without success. Then send the resolve call of any item that came back as a conflict."
         )
+
+    @server.resource(
+        "notewell://exports/{project}/{page}", name="export", title="Project export page",
+        mime_type="application/x-ndjson",
+        description="One page of a project's Notewell JSON Lines export; export_project lists the pages.",
+    )  # fmt: skip
+    def export_resource(project: str, page: str) -> str:
+        try:
+            if not page.isdigit():
+                raise InvalidArgumentError(f"Export page {page!r} is not a number; use the links of export_project.")
+            lines = services.portability.export_page(caller(), project, int(page), EXPORT_PAGE_NOTES)
+        except NotewellError as exc:
+            raise ResourceNotFoundError(exc.message) from exc
+        return "".join(line + "\n" for line in lines)
 
     @server.resource(
         "notewell://notes/{id}", name="note", title="Note", mime_type="text/markdown",

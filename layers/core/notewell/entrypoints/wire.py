@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from notewell.services.changes import ChangesPage
     from notewell.services.context import ContextResult
     from notewell.services.memory import CheckpointOutcome, RememberOutcome
+    from notewell.services.metering import UsageReport
     from notewell.services.notes import NoteView
 
 
@@ -423,3 +424,52 @@ class ChangesOut(Wire):
             ],
             has_more=page.has_more, cursor=page.cursor, retry_after=page.retry_after, notice=page.notice,
         )  # fmt: skip
+
+
+class TagRenameOut(Wire):
+    project: str
+    renamed: int = Field(description="Notes that got the new tag in this call (one new version each).")
+    done: bool = Field(description="False: the per-call budget ran out; call again with the same arguments.")
+
+
+class PlanLimitsOut(Wire):
+    revisions_per_note: int
+    notes_per_workspace: int | None = Field(default=None, description="Absent: unlimited.")
+    calls_per_month: int | None = Field(default=None, description="Absent: unlimited.")
+    note_chars: int
+
+
+class UsageOut(Wire):
+    plan: str
+    limits: PlanLimitsOut
+    period: str = Field(description="The billing month, YYYY-MM (UTC).")
+    calls: int
+    calls_by_tool: dict[str, int]
+    tokens_returned: int = Field(description="Estimated tokens of all results returned this month.")
+    notes: int
+    revisions: int
+    stored_bytes: int
+
+    @classmethod
+    def of(cls, report: UsageReport) -> UsageOut:
+        limits = report.limits
+        return cls(
+            plan=report.plan.value,
+            limits=PlanLimitsOut(
+                revisions_per_note=limits.revisions_per_note, notes_per_workspace=limits.notes_per_workspace,
+                calls_per_month=limits.calls_per_month, note_chars=limits.note_chars,
+            ),
+            period=report.period, calls=report.calls, calls_by_tool=report.calls_by_tool,
+            tokens_returned=report.tokens, notes=report.notes, revisions=report.revisions,
+            stored_bytes=report.stored_bytes,
+        )  # fmt: skip
+
+
+class ExportOut(Wire):
+    project: str
+    notes: int = Field(description="Notes in the export, deleted ones included.")
+    deleted: int
+    revisions: int
+    pages: int
+    page_size: int
+    resources: list[str] = Field(description="Read these with resources/read, in order: Notewell JSON Lines.")

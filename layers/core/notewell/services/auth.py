@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from notewell.domain import rules
 from notewell.domain.errors import InvalidArgumentError, NotFoundError
-from notewell.domain.model import ApiKey, Principal, Project, Workspace
+from notewell.domain.model import ApiKey, Plan, Principal, Project, Workspace
+from notewell.domain.plans import limits_for
 
 if TYPE_CHECKING:
     from notewell.services.access import Deps
@@ -53,17 +54,19 @@ class AuthService:
             scopes=frozenset(scopes),
         )
 
-    def create_workspace(self, name: str) -> Workspace:
+    def create_workspace(self, name: str, plan: Plan = Plan.FREE) -> Workspace:
         workspace = Workspace(
             id=self._deps.ids.new_id("ws"),
             name=name.strip() or "workspace",
             created_at=rules.format_ts(self._deps.clock.now()),
+            plan=plan,
+            revision_cap=limits_for(plan).revisions_per_note,
         )
         self._deps.store.create_workspace(workspace)
         return workspace
 
-    def default_workspace(self, name: str = "local") -> tuple[Workspace, bool]:
-        """The only workspace of a single-tenant store, created when none exists yet (True when created)."""
+    def default_workspace(self, name: str = "local", plan: Plan = Plan.FREE) -> tuple[Workspace, bool]:
+        """The only workspace of a single-tenant store, created (on `plan`) when none exists yet (True when created)."""
         workspaces = self._deps.store.list_workspaces()
         if len(workspaces) > 1:
             raise InvalidArgumentError(
@@ -71,7 +74,7 @@ class AuthService:
             )
         if workspaces:
             return workspaces[0], False
-        return self.create_workspace(name), True
+        return self.create_workspace(name, plan), True
 
     def create_key(
         self, workspace_id: str, *, name: str = "", project: str | None = None, read_only: bool = False

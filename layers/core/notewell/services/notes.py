@@ -18,6 +18,7 @@ from notewell.domain.errors import (
     InvalidArgumentError,
     NotFoundError,
     PatchTargetMissingError,
+    TooLargeError,
     VersionConflictError,
 )
 from notewell.domain.model import (
@@ -27,10 +28,13 @@ from notewell.domain.model import (
     NoteStatus,
     NoteType,
     NoteWrite,
+    Plan,
     Principal,
 )
+from notewell.domain.plans import UPGRADE_HINT, limits_for
 from notewell.ports import IdempotencyKeyTakenError
 from notewell.services.access import Deps, may_see, require_write, visible_note, writable_project
+from notewell.services.metering import Meter, storage_deltas
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -98,8 +102,9 @@ def _check_client_status(status: NoteStatus) -> NoteStatus:
 
 
 class NoteService:
-    def __init__(self, deps: Deps) -> None:
+    def __init__(self, deps: Deps, meter: Meter | None = None) -> None:
         self._deps = deps
+        self._meter = meter
 
     # ----- reads -------------------------------------------------------------------------------------------
 
@@ -449,9 +454,24 @@ class NoteService:
     def commit(
         self, principal: Principal, writes: Sequence[NoteWrite], record: IdempotencyRecord | None = None
     ) -> None:
+        """Apply the writes atomically, within the workspace plan's limits, and meter the storage they use."""
         workspace = self._deps.store.get_workspace(principal.workspace_id)
         cap = workspace.revision_cap if workspace is not None else 50
+        plan = workspace.plan if workspace is not None else Plan.FREE
+        limits = limits_for(plan)
+        for write in writes:
+            changed_body = write.previous is None or write.previous.body != write.note.body
+            if changed_body and len(write.note.body) > limits.note_chars:
+                raise TooLargeError(
+                    f"Note body has {len(write.note.body):,} characters; the {plan.value} plan allows "
+                    f"{limits.note_chars:,}. Split it into linked notes, or {UPGRADE_HINT}."
+                )
+        inserts = sum(1 for w in writes if w.expected_version is None)
+        if self._meter is not None and inserts:
+            self._meter.admit_new_notes(principal.workspace_id, plan, inserts)
         self._deps.store.commit(principal.workspace_id, writes, revision_cap=cap, idempotency=record)
+        if self._meter is not None:
+            self._meter.record_storage(principal.workspace_id, storage_deltas(writes, cap))
 
     def live_idempotency(self, principal: Principal, key: str) -> IdempotencyRecord | None:
         """The unexpired record of an idempotency key, if any."""

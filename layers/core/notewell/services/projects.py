@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from notewell.domain import rules
-from notewell.domain.errors import InvalidArgumentError
-from notewell.services.access import Deps, writable_project
+from notewell.domain.errors import InvalidArgumentError, NotFoundError, VersionConflictError
+from notewell.domain.model import NoteWrite
+from notewell.services.access import Deps, require_write, visible_project, writable_project
 
 if TYPE_CHECKING:
-    from notewell.domain.model import Principal, Project
+    from notewell.domain.model import FeedPosition, Note, Principal, Project
+    from notewell.services.notes import NoteService
 
 MIN_DEFAULT_TOKENS = 256
 MAX_DEFAULT_TOKENS = 32_000
@@ -56,3 +58,84 @@ class ProjectService:
         )
         self._deps.store.save_project(updated)
         return updated
+
+    def rename(self, principal: Principal, slug: str, new_slug: str) -> Project:
+        """Rename a project; safe to retry: a retry after a rename that landed finds it done."""
+        require_write(principal)
+        rules.check_project_slug(new_slug)
+        project = visible_project(self._deps, principal, slug)
+        if project is None:
+            moved = visible_project(self._deps, principal, new_slug) if slug != new_slug else None
+            if moved is not None:
+                return moved  # the rename already happened (e.g. a retry whose first reply was lost)
+            raise NotFoundError(f"No project {slug!r}; list_projects shows the projects this key can see.")
+        if new_slug == project.slug:
+            return project
+        return self._deps.store.rename_project(
+            principal.workspace_id, project.id, new_slug, rules.format_ts(self._deps.clock.now())
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TagRename:
+    project: str
+    renamed: int  # notes changed by this call
+    done: bool  # False: the per-call budget ran out; call again to continue (already renamed notes are skipped)
+
+
+# Notes examined per rename_tag call: bounded work per request (a Lambda must answer within 29 s).
+TAG_RENAME_BUDGET = 2_000
+FAR_FUTURE = "9999-12-31T23:59:59.999Z"
+
+
+class TagService:
+    def __init__(self, deps: Deps, notes: NoteService) -> None:
+        self._deps = deps
+        self._notes = notes
+
+    def rename(self, principal: Principal, slug: str, old: str, new: str) -> TagRename:
+        require_write(principal)
+        (old_tag,) = rules.check_tags([old])
+        (new_tag,) = rules.check_tags([new])
+        if old_tag == new_tag:
+            raise InvalidArgumentError(f"from and to are the same tag ({old_tag!r}); nothing to rename.")
+        project = visible_project(self._deps, principal, slug)
+        if project is None:
+            return TagRename(slug, 0, True)
+        ws = principal.workspace_id
+        renamed = examined = 0
+        position: FeedPosition | None = None
+        while examined < TAG_RENAME_BUDGET:
+            scan = self._deps.store.changes_after(
+                ws, project.id, position, horizon=FAR_FUTURE, types=[], statuses=[], limit=200
+            )
+            for note in scan.notes:
+                examined += 1
+                if old_tag in note.tags:
+                    renamed += self._retag(principal, note, old_tag, new_tag)
+            position = scan.position
+            if not scan.more:
+                return TagRename(project.slug, renamed, True)
+        return TagRename(project.slug, renamed, False)
+
+    def _retag(self, principal: Principal, note: Note, old: str, new: str) -> int:
+        """One new version per note, revision kept; a note edited meanwhile is re-read (bounded)."""
+        current = note
+        for _ in range(5):
+            if old not in current.tags:
+                return 0
+            tags = tuple(dict.fromkeys(new if t == old else t for t in current.tags))
+            edited = replace(
+                current, tags=tags, version=current.version + 1,
+                updated_at=rules.next_updated_at(self._deps.clock.now(), current.updated_at),
+                author=principal.actor, write_id=self._deps.ids.new_id("w"),
+            )  # fmt: skip
+            try:
+                self._notes.commit(principal, [NoteWrite(edited, expected_version=current.version, previous=current)])
+                return 1
+            except VersionConflictError:
+                fresh = self._deps.store.get_note(principal.workspace_id, current.id)
+                if fresh is None:
+                    return 0
+                current = fresh
+        raise VersionConflictError(note.id, current.version, current.version)

@@ -1,0 +1,30 @@
+"""Workspace administration: plans and usage."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from notewell.domain.errors import NotFoundError
+from notewell.domain.plans import limits_for
+
+if TYPE_CHECKING:
+    from notewell.domain.model import Plan, Principal, Workspace
+    from notewell.services.access import Deps
+    from notewell.services.metering import Meter, UsageReport
+
+
+class WorkspaceService:
+    def __init__(self, deps: Deps, meter: Meter) -> None:
+        self._deps = deps
+        self._meter = meter
+
+    def usage(self, principal: Principal) -> UsageReport:
+        return self._meter.report(principal.workspace_id, self._meter.plan_of(principal.workspace_id))
+
+    def set_plan(self, workspace_id: str, plan: Plan) -> Workspace:
+        """Admin only (CLI): the plan also sets how many revisions each note keeps."""
+        updated = self._deps.store.set_plan(workspace_id, plan, limits_for(plan).revisions_per_note)
+        if updated is None:
+            raise NotFoundError(f"No workspace {workspace_id}; 'notewell keys list' shows the workspace id.")
+        self._meter.forget_plan(workspace_id)
+        return updated
