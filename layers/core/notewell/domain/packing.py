@@ -209,6 +209,7 @@ def pack(
             remaining -= cost({key: value})
 
     placed: set[str] = {c.note.id for c in conflicts}
+    smallest = cost({"id": "n_" + "0" * 26, "title": ""})  # no entry, not even a pointer, is cheaper than this
     for section, candidates in sections:
         entries: list[dict[str, object]] = []
         section_overhead = cost({section.value: []})
@@ -218,14 +219,21 @@ def pack(
                 continue
             placed.add(note.id)
             overhead = 0 if entries else section_overhead
-            full, short = full_entry(note, excerpt_chars), pointer_entry(note)
-            if cost(full) + overhead <= remaining:
+            if remaining < smallest + overhead:  # the budget is spent: skip the work of pricing entries
+                packed.omitted_ids.append((note.id, section.value))
+                continue
+            full = full_entry(note, excerpt_chars)
+            full_cost = cost(full)
+            if full_cost + overhead <= remaining:
                 entries.append(full)
-                remaining -= cost(full) + overhead
+                remaining -= full_cost + overhead
                 packed.selected += 1
-            elif cost(short) + overhead <= remaining:
+                continue
+            short = pointer_entry(note)
+            short_cost = cost(short)
+            if short_cost + overhead <= remaining:
                 entries.append(short)
-                remaining -= cost(short) + overhead
+                remaining -= short_cost + overhead
                 packed.selected += 1
             else:
                 packed.omitted_ids.append((note.id, section.value))

@@ -20,12 +20,16 @@ SNIPPET_CHARS = 200
 
 
 def tokens(text: str) -> list[str]:
-    return [word.casefold() for word in _WORD.findall(text)]
+    return _WORD.findall(text.casefold())
+
+
+# Only the start of a long body is ranked in process: enough to judge relevance, bounded in cost.
+RANKED_BODY_CHARS = 4_000
 
 
 def _document(note: Note) -> list[str]:
     # The title counts twice: a title hit says more about a note than a body hit.
-    return tokens(note.title) * 2 + tokens(" ".join(note.tags)) + tokens(note.body)
+    return tokens(note.title) * 2 + tokens(" ".join(note.tags)) + tokens(note.body[:RANKED_BODY_CHARS])
 
 
 def snippet_around(body: str, terms: Sequence[str], limit: int = SNIPPET_CHARS) -> str:
