@@ -1,15 +1,20 @@
-"""DynamoDB store (moto, in this process): API requests per remember and per checkpoint as the project grows.
+"""DynamoDB store (moto, in this process): API requests per remember, checkpoint, get_context and change-feed page
+as the project grows.
 
 For each size N: a fresh moto table built from template.yaml (tests/support/dynamo.py), a workspace and a key,
 N generated notes created through NoteService, then one remember of each outcome (created, duplicate, updated,
-conflict) and one checkpoint with 3 items, all through the services. botocore's event hooks count every API
-call by operation name (one per call, retries excluded) and record each Query page: index, Limit asked, items
-returned, whether another page follows, and the reply's size on the wire.
+conflict), one checkpoint with 3 items and one get_context (balanced, with a query), all through the services;
+last, the whole change feed drained from the start with get_changes_since, FEED_LIMIT changes a page (the
+services run with feed_horizon_seconds=0, so every seeded change is served at once). botocore's event hooks
+count every API call by operation name (one per call, retries excluded) and record each Query page: index, Limit
+asked, items returned, whether another page follows, and the reply's size on the wire.
 
 No DynamoDB index serves word search, so remember compares new content against the project's most recent notes:
 SearchService.related reads at most RELATED_SCAN_LIMIT notes from GSI1 (the project feed, newest first), in Query
 pages of at most 1 MB each (DynamoDB's page size limit, which moto enforces too). That scan is the only request
-count that may depend on N: ceil(bytes of the min(N, RELATED_SCAN_LIMIT) newest notes / 1 MB) pages. Every
+count that may depend on N: ceil(bytes of the min(N, RELATED_SCAN_LIMIT) newest notes / 1 MB) pages. get_context
+reads fixed sources (one GSI2 Query per section type and status, the newest notes, conflicts) and ranks its query
+against at most context.RELEVANT_SCAN recent notes; a feed page is one Query of at most limit + 1 items. Every
 other request is a key read or write whose count depends on the call, never on the project's size.
 
 Request counts only: moto's latency says nothing about DynamoDB's, so nothing here is timed.
@@ -18,6 +23,7 @@ Request counts only: moto's latency says nothing about DynamoDB's, so nothing he
 from __future__ import annotations
 
 import collections
+import functools
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +33,7 @@ from notewell.bootstrap import bootstrap
 from notewell.config import Settings
 from notewell.domain import rules
 from notewell.domain.model import Note
+from notewell.domain.packing import Detail
 from notewell.services.memory import CANDIDATE_STATUSES, RememberRequest
 from notewell.services.search import RELATED_SCAN_LIMIT
 from tests.bench.common import PROJECT, log, new_principal, seed, table
@@ -39,9 +46,11 @@ if TYPE_CHECKING:
 
 DEFAULT_SIZES = (50, 400, 650)  # 650: past RELATED_SCAN_LIMIT, where the scan stops growing
 PAGE_BYTES = 1_000_000  # DynamoDB returns at most 1 MB of items per Query page (moto: RESULT_SIZE_LIMIT)
-PROBES = ("remember created", "remember duplicate", "remember updated", "remember conflict", "checkpoint, 3 items")
-EXPECTED = ("created", "duplicate", "updated", "conflict", "handoff + created x3")
-STATEMENT_STREAM, CHECKPOINT_STREAM = 30, 31
+PROBES = ("remember created", "remember duplicate", "remember updated", "remember conflict", "checkpoint, 3 items",
+          "get_context balanced+query")  # fmt: skip
+EXPECTED = ("created", "duplicate", "updated", "conflict", "handoff + created x3", "context")
+STATEMENT_STREAM, CHECKPOINT_STREAM, CONTEXT_STREAM = 30, 31, 32
+FEED_LIMIT = 50
 
 
 class RequestLog:
@@ -97,9 +106,11 @@ def bench_dynamo_size(size: int, corpus: Corpus, workdir: Path) -> dict[str, Any
     repeat_index = max(i for i, spec in enumerate(specs) if spec.status in CANDIDATE_STATUSES)
     contents = probe_contents(corpus)
     checkpoint_items = corpus.statements(4, stream=CHECKPOINT_STREAM)
+    context_query = corpus.queries(1, stream=CONTEXT_STREAM)[0]
     with dynamodb_store(table_name=f"notewell-bench-{size}") as store:
         requests = RequestLog(store.client)
-        services = bootstrap(Settings(data_dir=workdir), store=store)
+        # Horizon 0: the feed serves every seeded change at once (request counts do not depend on it).
+        services = bootstrap(Settings(data_dir=workdir, feed_horizon_seconds=0), store=store)
         principal = new_principal(services)
         log(f"DynamoDB (moto), {size} notes: seeding through NoteService.create")
         ids, result["seeding"] = seed(services, principal, specs)
@@ -119,12 +130,16 @@ def bench_dynamo_size(size: int, corpus: Corpus, workdir: Path) -> dict[str, Any
                 failed_approaches=[checkpoint_items[3].text],
             )
 
+        def context() -> Any:
+            return services.context.get_context(principal, PROJECT, query=context_query, detail=Detail.BALANCED)
+
         actions = [
             remember(contents["created"]),
             remember(repeat_body),
             remember(contents["updated"]),
             remember(contents["conflict"]),
             checkpoint,
+            context,
         ]
         probes: list[dict[str, Any]] = []
         for name, action in zip(PROBES, actions, strict=True):
@@ -133,12 +148,41 @@ def bench_dynamo_size(size: int, corpus: Corpus, workdir: Path) -> dict[str, Any
                 {"probe": name, "outcome": outcome_text(outcome), "calls": calls, "feed": scan_summary(pages)}
             )
         result["probes"] = probes
+        result["feed"] = drain_feed(services, principal, requests, size)
         result["seeding_calls"] = seeding_calls
         result["all_calls"] = dict(sorted(requests.calls.items()))
     return result
 
 
+def drain_feed(services: Any, principal: Any, requests: RequestLog, size: int) -> dict[str, Any]:
+    """get_changes_since from the start, FEED_LIMIT changes a page, until the feed is drained (bounded by the
+    project's size): API requests of each page by operation."""
+    pages: list[dict[str, int]] = []
+    changes: list[int] = []
+    cursor: str | None = None
+    more = True
+    while more and len(pages) < size // FEED_LIMIT + 10:
+        page, calls, _ = requests.measure(functools.partial(
+            services.changes.since, principal, PROJECT, cursor=cursor, limit=FEED_LIMIT
+        ))  # fmt: skip
+        pages.append(calls)
+        changes.append(len(page.changes))
+        cursor, more = page.cursor, page.has_more
+    totals = [sum(calls.values()) for calls in pages]
+    operations = sorted({op for calls in pages for op in calls})
+    return {
+        "limit": FEED_LIMIT,
+        "pages": len(pages),
+        "changes": sum(changes),
+        "complete": not more,
+        "requests_per_page": {"min": min(totals), "max": max(totals)} if totals else {},
+        "by_operation": {op: [calls.get(op, 0) for calls in pages] for op in operations},
+    }
+
+
 def outcome_text(outcome: Any) -> str:
+    if hasattr(outcome, "packed"):  # get_context
+        return f"{outcome.packed.selected} shown"
     if hasattr(outcome, "status"):
         return str(outcome.status.value)
     items = ",".join(item.outcome.status.value for item in outcome.items)
@@ -193,7 +237,8 @@ def report_dynamo(d: dict[str, Any]) -> str:
             rows,
         ),
         "  (one row per call and project size; GSI1 = the project feed, read newest first by the candidate scan, and",
-        "   by the neighbour search of a decision; other Query = GSI2 reads of notes by type and status)",
+        "   by the neighbour search of a decision; other Query = GSI2 (live notes by type and status) and GSI3",
+        "   (notes needing attention) reads)",
     ]
     # Growth: every operation but Query must cost the same at every N; Query = GSI1 pages + other-index queries.
     changed: list[str] = []
@@ -229,6 +274,28 @@ def report_dynamo(d: dict[str, Any]) -> str:
             f"    N={size}: {feed['items']} notes read, {feed['kb']} KB on the wire ({per_note:.1f} KB a note), "
             f"{feed['pages']} page(s), Limits asked {feed['limits']}"
         )
+    context_row = PROBES.index("get_context balanced+query")
+    context_calls = {size: r["probes"][context_row]["calls"] for size, r in sizes.items()}
+    totals = {size: sum(calls.values()) for size, calls in context_calls.items()}
+    lines += [
+        "",
+        "get_context (balanced, with a query): requests per call "
+        + ", ".join(f"N={size}: {total}" for size, total in totals.items())
+        + (" - the same at every N" if len(set(totals.values())) == 1 else " - differs with N: see the table")
+        + f"; Scan: {sum(calls.get('Scan', 0) for calls in context_calls.values())}",
+        "",
+        f"get_changes_since, the whole feed drained from the start, limit {FEED_LIMIT}: API requests per page",
+        table(
+            ["N notes", "pages", "changes", "complete", "requests/page min", "max", "by operation (per page)"],
+            [
+                [size, f["pages"], f["changes"], "yes" if f["complete"] else "NO"]
+                + [f["requests_per_page"].get("min"), f["requests_per_page"].get("max")]
+                + [", ".join(f"{op} {min(v)}-{max(v)}" for op, v in f["by_operation"].items())]
+                for size, r in sizes.items()
+                for f in [r["feed"]]
+            ],
+        ),
+    ]
     largest = d["largest_note_item_bytes"]
     per_page = max(1, d["page_bytes"] // largest)
     cap_per_page = max(1, d["page_bytes"] // d["max_item_bytes"])

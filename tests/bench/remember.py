@@ -20,7 +20,7 @@ import sqlite3
 import statistics
 from typing import TYPE_CHECKING, Any
 
-from notewell.adapters.sqlite import SqliteStore, match_expression
+from notewell.adapters.sqlite import CANDIDATE_ROWS, SqliteStore, match_expression, split_terms
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.admission import CANDIDATE_TERMS, candidate_query
@@ -74,23 +74,39 @@ def repeat_bodies(
 
 
 def candidate_matches(store: SqliteStore, contents: Sequence[str], notes: int) -> dict[str, Any] | None:
-    """How many notes the full-text candidate lookup matches (every match is ranked before the best few are
-    kept): remember's lookup ORs up to admission.CANDIDATE_TERMS words of the content. None if the store's FTS
-    table is not where this expects it."""
-    counts: list[int] = []
+    """How many notes remember's full-text candidate lookup matches, and how many of them bm25 ranks once the
+    index has cut the query down (adapters/sqlite.py split_terms: past CANDIDATE_ROWS matching rows, only the
+    rarest words' matches are ranked). None if the store's FTS table is not where this expects it."""
+    whole: list[int] = []
+    ranked: list[int] = []
     try:
+        connection = store.connection()
+        (total_rows,) = connection.execute("SELECT coalesce(max(seq), 0) FROM notes").fetchone()
         for content in contents:
-            match = match_expression(candidate_query(content))
+            query = candidate_query(content)
+            match = match_expression(query)
             if match is None:
                 continue
-            row = store.connection().execute("SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?", (match,))
-            counts.append(int(row.fetchone()[0]))
+            count = "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?"
+            whole.append(int(connection.execute(count, (match,)).fetchone()[0]))
+            if total_rows <= CANDIDATE_ROWS:
+                ranked.append(whole[-1])
+                continue
+            rows = {word: int(connection.execute(count, (match_expression(word),)).fetchone()[0])
+                    for word in query.split()}  # fmt: skip
+            essential, _ = split_terms(rows, total_rows, CANDIDATE_ROWS)
+            ranked.append(int(connection.execute(count, (" OR ".join(map(match_expression, essential)),)).fetchone()[0])
+                          if essential else 0)  # fmt: skip
     except sqlite3.Error:
         return None
-    if not counts:
+    if not whole:
         return None
-    median = statistics.median(counts)
-    return {"queries": len(counts), "median_rows": median, "median_share": round(median / max(notes, 1), 3)}
+    return {
+        "queries": len(whole),
+        "median_rows": statistics.median(whole),
+        "median_share": round(statistics.median(whole) / max(notes, 1), 3),
+        "median_ranked_rows": statistics.median(ranked),
+    }
 
 
 def profile_remember(
@@ -205,8 +221,9 @@ def report_remember(r: dict[str, Any]) -> str:
             cpu_note(r["cpu_share"], server=False) + " during the calls",
             *[
                 f"  candidate lookup ({LABELS[kind]}): the OR of up to {CANDIDATE_TERMS} words matches a median "
-                f"{m['median_rows']:,.0f} of {r['notes_at_end']:,} notes ({m['median_share']:.0%}), all ranked by "
-                f"bm25 before the best {CANDIDATES} are kept"
+                f"{m['median_rows']:,.0f} of {r['notes_at_end']:,} notes ({m['median_share']:.0%}); bm25 ranks a "
+                f"median {m['median_ranked_rows']:,.0f} (the rarest words' matches once over {CANDIDATE_ROWS:,}) "
+                f"and the best {CANDIDATES} are kept"
                 for kind, m in r.get("fts_matches", {}).items()
                 if m is not None
             ],

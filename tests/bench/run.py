@@ -1,7 +1,8 @@
 """Notewell benchmarks on the SQLite store: the core, the MCP endpoint, throughput and memory.
 
-    python -m tests.bench.run [--sizes 1000,10000] [--only serve,remember,dynamodb] [--dynamo-sizes 50,400,650]
-                              [--quick] [--out .bench/results.json] [--profile]
+    python -m tests.bench.run [--sizes 1000,10000] [--only serve,remember,context,changes,tokens,dynamodb]
+                              [--dynamo-sizes 50,400,650] [--entities 200,1000,5000] [--quick]
+                              [--out .bench/results.json] [--profile]
 
 For each size: start `notewell serve` on a fresh data dir (its first key is read from its stdout), seed one
 project with that many generated notes through the services, then measure
@@ -13,9 +14,13 @@ project with that many generated notes through the services, then measure
   5. last, the writes (create_note through the core, the MCP client and its legacy mode), so that every read
      above sees exactly the seeded notes;
   6. remember through the core on a second fresh data dir seeded with the same notes (no server): new content,
-     exact repeats and longer restatements, with the outcome statuses (tests/bench/remember.py).
-Then, once: the DynamoDB store under moto, API requests per remember and checkpoint as the project grows
-(tests/bench/dynamo_requests.py). --only picks sections: serve (1-5), remember (6), dynamodb.
+     exact repeats and longer restatements, with the outcome statuses (tests/bench/remember.py);
+  7. get_context (balanced, with and without a query) through the core, and 8. the whole change feed drained
+     page by page with get_changes_since, on a third fresh data dir seeded with the same notes (tests/bench/reads.py).
+Then, once: the token economy, get_context's answers against the whole memory for a generated knowledge graph of
+200, 1,000 and 5,000 entities (tests/bench/tokens.py); and the DynamoDB store under moto, API requests per remember,
+checkpoint, get_context and change-feed page as the project grows (tests/bench/dynamo_requests.py).
+--only picks sections: serve (1-5), remember (6), context (7), changes (8), tokens, dynamodb.
 Reads are timed in interleaved rounds; each phase also records how busy the rest of the machine was, since the
 cores are shared. Figures only: nothing here fails on speed. Every loop is bounded; the server always stops.
 """
@@ -64,10 +69,12 @@ from tests.bench.corpus import Corpus, NoteSpec
 from tests.bench.dynamo_requests import DEFAULT_SIZES as DYNAMO_SIZES
 from tests.bench.dynamo_requests import bench_dynamo, report_dynamo
 from tests.bench.local_server import Served, serve
+from tests.bench.reads import CONTEXT_KINDS, CONTEXT_LABELS, bench_reads, report_reads
 from tests.bench.remember import KINDS as REMEMBER_KINDS
 from tests.bench.remember import LABELS as REMEMBER_LABELS
 from tests.bench.remember import bench_remember, remember_ratios, report_remember
 from tests.bench.stats import summarize
+from tests.bench.tokens import DEFAULT_ENTITY_COUNTS, bench_tokens, report_tokens
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -81,7 +88,8 @@ DEFAULT_OUT = Path(".bench/results.json")
 TARGET_SEARCH_P50_MS = 20.0
 TARGET_PEAK_MB = 150.0
 TARGET_REMEMBER_P50_MS = 25.0
-SECTIONS = ("serve", "remember", "dynamodb")
+TARGET_CONTEXT_P50_MS = 30.0
+SECTIONS = ("serve", "remember", "context", "changes", "tokens", "dynamodb")
 FLAT_RATIO = (0.8, 1.25)  # a 10k/1k ratio inside this band counts as flat
 CLIENT_TIMEOUT_S = 60.0
 LOAD_SETUP_TIMEOUT_S = 60.0
@@ -108,6 +116,7 @@ class Plan:
     load_max_calls: int = 2_000
     profile_calls: int = 300
     remember_calls: int = 200  # per kind: new content, exact repeat, restatement
+    context_calls: int = 300  # per kind: balanced with a query, balanced without
 
     @classmethod
     def quick(cls) -> Plan:
@@ -126,6 +135,7 @@ class Plan:
             load_max_calls=400,
             profile_calls=100,
             remember_calls=45,
+            context_calls=60,
         )
 
 
@@ -625,8 +635,18 @@ def targets(
     ratio: dict[str, Any],
     remembered: dict[int, dict[str, Any]],
     remember_ratio: dict[str, Any],
+    reads: dict[int, dict[str, Any]],
 ) -> list[dict[str, Any]]:
     checks: list[dict[str, Any]] = []
+    if 10_000 in reads and "context" in reads[10_000]:
+        p50 = reads[10_000]["context"]["balanced_query"]["p50_ms"]
+        checks.append(
+            {
+                "target": f"core get_context, balanced with a query: p50 <= {TARGET_CONTEXT_P50_MS:g} ms at 10k",
+                "value": p50,
+                "met": p50 <= TARGET_CONTEXT_P50_MS,
+            }
+        )
     if 10_000 in results:
         r = results[10_000]
         p50 = r["core"]["search_notes"]["p50_ms"]
@@ -688,14 +708,33 @@ def targets(
     return checks
 
 
-def report_summary(ratio: dict[str, Any], remember_ratio: dict[str, Any], checks: list[dict[str, Any]]) -> str:
+def context_ratios(reads: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    sizes = sorted(size for size, r in reads.items() if "context" in r)
+    if len(sizes) < 2:
+        return {}
+    small, big = reads[sizes[0]]["context"], reads[sizes[-1]]["context"]
+    per_kind = {
+        kind: {key: round(big[kind][f"{key}_ms"] / small[kind][f"{key}_ms"], 2) for key in ("p50", "p95")}
+        | {"best_round_p50": round(big[kind]["best_round_p50_ms"] / small[kind]["best_round_p50_ms"], 2)}
+        for kind in CONTEXT_KINDS
+    }
+    return {f"{sizes[-1]}/{sizes[0]}": per_kind}
+
+
+def report_summary(
+    ratio: dict[str, Any], remember_ratio: dict[str, Any], context_ratio: dict[str, Any], checks: list[dict[str, Any]]
+) -> str:
     out = []
-    labels = sorted(set(ratio) | set(remember_ratio))
+    labels = sorted(set(ratio) | set(remember_ratio) | set(context_ratio))
     for label in labels:
         rows = [[op, v["p50"], v["p95"], v["best_round_p50"]] for op, v in ratio.get(label, {}).items()]
         rows += [
             [f"remember: {REMEMBER_LABELS[kind]}", v["p50"], v["p95"], v["best_round_p50"]]
             for kind, v in remember_ratio.get(label, {}).items()
+        ]
+        rows += [
+            [f"get_context: {CONTEXT_LABELS[kind]}", v["p50"], v["p95"], v["best_round_p50"]]
+            for kind, v in context_ratio.get(label, {}).items()
         ]
         out += [
             f"\n=== Scaling, core latency ratio {label} (1.0 = flat) ===",
@@ -713,8 +752,9 @@ def report_summary(ratio: dict[str, Any], remember_ratio: dict[str, Any], checks
 
 
 def meta(
-    plan: Plan, sizes: Sequence[int], quick: bool, only: Sequence[str], dynamo_sizes: Sequence[int]
-) -> dict[str, Any]:
+    plan: Plan, sizes: Sequence[int], quick: bool, only: Sequence[str], dynamo_sizes: Sequence[int],
+    entities: Sequence[int],
+) -> dict[str, Any]:  # fmt: skip
     return {
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "python": platform.python_version(),
@@ -725,6 +765,7 @@ def meta(
         "sizes": list(sizes),
         "sections": list(only),
         "dynamo_sizes": list(dynamo_sizes),
+        "entities": list(entities),
         "quick": quick,
         "plan": asdict(plan),
         "project": PROJECT,
@@ -751,8 +792,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=",".join(str(n) for n in DYNAMO_SIZES),
         help="Comma-separated note counts for the DynamoDB (moto) section (default %(default)s).",
     )
+    parser.add_argument(
+        "--entities",
+        default=",".join(str(n) for n in DEFAULT_ENTITY_COUNTS),
+        help="Comma-separated entity counts for the token economy section (default %(default)s).",
+    )
     args = parser.parse_args(argv)
-    for name in ("sizes", "dynamo_sizes"):
+    for name in ("sizes", "dynamo_sizes", "entities"):
         text = getattr(args, name)
         try:
             counts = sorted({int(s) for s in text.split(",") if s.strip()})
@@ -775,7 +821,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpus = Corpus()
     results: dict[int, dict[str, Any]] = {}
     remembered: dict[int, dict[str, Any]] = {}
-    document: dict[str, Any] = {"meta": meta(plan, args.sizes, args.quick, args.only, args.dynamo_sizes)}
+    reads: dict[int, dict[str, Any]] = {}
+    document: dict[str, Any] = {"meta": meta(plan, args.sizes, args.quick, args.only, args.dynamo_sizes, args.entities)}
     with tempfile.TemporaryDirectory(prefix="notewell-bench-") as tmp:
         for size in args.sizes:
             if "serve" in args.only:
@@ -793,18 +840,38 @@ def main(argv: Sequence[str] | None = None) -> int:
                     profile_calls=plan.profile_calls // 3,
                 )
                 print(report_remember(remembered[size]), flush=True)
+            read_sections = [s for s in ("context", "changes") if s in args.only]
+            if read_sections:
+                reads[size] = bench_reads(
+                    size,
+                    Path(tmp) / f"reads-n{size}",
+                    corpus,
+                    read_sections,
+                    calls=plan.context_calls,
+                    warmup=plan.warmup,
+                    rounds=plan.rounds,
+                    profile=args.profile,
+                    profile_calls=plan.profile_calls // 3,
+                )
+                print(report_reads(reads[size]), flush=True)
+        if "tokens" in args.only:
+            document["tokens"] = bench_tokens(args.entities, Path(tmp))
+            print(report_tokens(document["tokens"]), flush=True)
     if "dynamodb" in args.only:
         document["dynamodb"] = bench_dynamo(args.dynamo_sizes, corpus)
         print(report_dynamo(document["dynamodb"]), flush=True)
     ratio = ratios(results)
     remember_ratio = remember_ratios(remembered)
-    checks = targets(results, ratio, remembered, remember_ratio)
-    print(report_summary(ratio, remember_ratio, checks), flush=True)
+    context_ratio = context_ratios(reads)
+    checks = targets(results, ratio, remembered, remember_ratio, reads)
+    print(report_summary(ratio, remember_ratio, context_ratio, checks), flush=True)
     document["meta"]["loadavg_at_end"] = os.getloadavg()
     document["sizes"] = {str(size): r for size, r in results.items()}
     document["remember"] = {str(size): r for size, r in remembered.items()}
     document["ratios"] = ratio
     document["remember_ratios"] = remember_ratio
+    document["reads"] = {str(size): r for size, r in reads.items()}
+    document["context_ratios"] = context_ratio
     document["targets"] = checks
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=2) + "\n")

@@ -68,7 +68,7 @@ def populate(services: Services, me: Principal) -> dict[str, str]:
 def test_sections_come_in_the_contract_order_and_each_note_appears_once(services: Services, me: Principal) -> None:
     ids = populate(services, me)
     services.projects.update(me, "api", summary="Session service.", instructions="Run make test before pushing.")
-    result = context(services, me, query="redis shards")
+    result = context(services, me)
     names = [section.value for section, _ in result.packed.sections]
     assert names == [s.value for s in SECTION_ORDER if s.value in names]
     sections = ids_in(result)
@@ -78,8 +78,13 @@ def test_sections_come_in_the_contract_order_and_each_note_appears_once(services
     }
     assert set(sections["decisions"]) == {ids["decision"], ids["architecture"]}
     assert sections["failed_approaches"] == [ids["failed"]] and sections["status"] == [ids["status"]]
-    assert sections["open_items"] == [ids["task"]] and ids["fact"] in sections["relevant"]
+    assert sections["open_items"] == [ids["task"]] and ids["fact"] in sections["recent_changes"]
     every = [i for entries in sections.values() for i in entries]
+    assert len(every) == len(set(every)) == len(ids)
+    queried = ids_in(context(services, me, query="redis shards"))
+    assert ids["fact"] in queried["relevant"] and ids["decision"] in queried["relevant"]  # claimed by the query
+    assert ids["decision"] not in queried.get("decisions", [])
+    every = [i for entries in queried.values() for i in entries]
     assert len(every) == len(set(every)) == len(ids)
     assert result.packed.header == {"summary": "Session service.", "instructions": "Run make test before pushing."}
 
@@ -95,14 +100,25 @@ def test_a_tiny_budget_keeps_conflicts_degrades_entries_and_lists_every_omission
     packed = result.packed
     assert [c["id"] for c in packed.conflicts] == [ids["fact"]]
     assert packed.spent <= packed.budget == 200
+    assert packed.truncated and result.notice is not None and "raise maxTokens" in result.notice
     shown = {str(e["id"]) for _, entries in packed.sections for e in entries}
     omitted = {i for i, _ in packed.omitted_ids}
     project = services.deps.store.get_project(me.workspace_id, "api")
     assert project is not None
     live = {n.id for n in services.deps.store.project_notes(me.workspace_id, project.id, limit=100)} - {ids["fact"]}
-    assert shown | omitted == live and not shown & omitted  # nothing silently lost
-    degraded = [e for _, entries in packed.sections for e in entries if "excerpt" not in e]
-    assert degraded and all(set(e) == {"id", "title"} for e in degraded)
+    assert shown | omitted <= live and not shown & omitted
+    roomy = context(services, me, max_tokens=4000).packed  # enough to list every candidate: none goes unmentioned
+    assert not roomy.truncated
+    roomy_shown = {str(e["id"]) for _, entries in roomy.sections for e in entries}
+    assert roomy_shown | {i for i, _ in roomy.omitted_ids} == live
+    degraded = [
+        e
+        for budget in range(300, 1600, 100)
+        for _, entries in context(services, me, max_tokens=budget).packed.sections
+        for e in entries
+        if "excerpt" not in e
+    ]
+    assert degraded and all(set(e) == {"id", "title"} for e in degraded)  # a pointer keeps its id
 
 
 def test_budget_precedence_is_max_tokens_then_project_default_then_detail(services: Services, me: Principal) -> None:
@@ -155,7 +171,7 @@ def test_notes_other_notes_link_to_rank_higher(services: Services, me: Principal
 
 def test_an_unknown_project_gets_an_empty_context_that_says_how_to_start(services: Services, me: Principal) -> None:
     result = services.context.get_context(me, "ghost")
-    assert result.exists is False and result.packed.sections == [] and result.packed.spent == 0
+    assert result.exists is False and result.packed.sections == [] and result.packed.spent <= result.packed.budget
     assert result.notice is not None and "remember(project='ghost'" in result.notice
 
 

@@ -134,6 +134,7 @@ class PackedContext:
     spent: int = 0
     selected: int = 0
     omitted_ids: list[tuple[str, str]] = field(default_factory=list)
+    truncated: bool = False  # the budget could not even list every candidate: more exists than was considered
 
 
 def cost(value: object) -> int:
@@ -164,6 +165,27 @@ def resolve_budget(max_tokens: int | None, project_default: int | None, detail: 
     return max(MIN_BUDGET, min(MAX_BUDGET, chosen))
 
 
+def ref_cost(note_id: str, section: str) -> int:
+    """What listing an omitted note in meta.omittedIds costs."""
+    return cost({"id": note_id, "section": section})
+
+
+# The meta block's own keys and numbers (omittedIds are charged one by one).
+META_OVERHEAD = 40
+# At most this share of what is left after the header and conflicts goes to listing omitted notes.
+OMITTED_SHARE = 0.4
+
+
+def charge_order(sections: list[tuple[Section, list[Candidate]]], *, has_query: bool) -> list[Section]:
+    """The order sections are paid for (display order stays fixed): with a query, its matches come first —
+    they are what the agent asked about now."""
+    names = [section for section, _ in sections]
+    if has_query and Section.RELEVANT in names:
+        names.remove(Section.RELEVANT)
+        names.insert(0, Section.RELEVANT)
+    return names
+
+
 def pack(
     *,
     budget: int,
@@ -172,13 +194,19 @@ def pack(
     instructions: str,
     conflicts: list[ConflictEntry],
     sections: list[tuple[Section, list[Candidate]]],
+    has_query: bool = False,
 ) -> PackedContext:
-    """Fill the context in contract order. Conflicts and the header are charged first, so a long constraint can
-    never push out the warning it conflicts with; a section entry that does not fit becomes a pointer, and is
-    dropped (listed in omitted_ids) only when even the pointer does not fit."""
+    """Fill the context within `budget`, the whole answer included (entries, header, conflicts, meta).
+
+    Conflicts and the header are charged first, so a long constraint can never push out the warning it conflicts
+    with. Then sections are paid for in `charge_order`: an entry that does not fit becomes a one-line pointer, and
+    is dropped only when even that does not fit, always listed in omitted_ids. Every candidate's omittedIds line is
+    reserved before any entry is placed, so the list is complete for the candidates considered; when a small
+    budget cannot even list them all, the lowest-priority candidates are not considered and `truncated` says so.
+    """
     excerpt_chars = DETAIL_LEVELS[detail].excerpt_chars
     packed = PackedContext(budget=budget, detail=detail, header={})
-    remaining = budget
+    remaining = budget - META_OVERHEAD
 
     # Conflicts first: in full if they fit, as pointers if not, omitted only past that.
     for conflict in conflicts:
@@ -193,7 +221,11 @@ def pack(
                 packed.selected += 1
                 break
         else:
-            packed.omitted_ids.append((conflict.note.id, "conflicts"))
+            if ref_cost(conflict.note.id, "conflicts") <= remaining:
+                packed.omitted_ids.append((conflict.note.id, "conflicts"))
+                remaining -= ref_cost(conflict.note.id, "conflicts")
+            else:
+                packed.truncated = True
 
     # The header: cut to what is left, never at the conflicts' expense.
     for key, text in (("summary", summary), ("instructions", instructions)):
@@ -208,36 +240,48 @@ def pack(
             packed.header[key] = value
             remaining -= cost({key: value})
 
+    # The candidate pool in charge order, each note once (with a query, in `relevant` if it matches it).
+    by_section = dict(sections)
     placed: set[str] = {c.note.id for c in conflicts}
+    pool: list[tuple[Section, Candidate, int]] = []
+    for section in charge_order(sections, has_query=has_query):
+        for candidate in by_section[section]:
+            if candidate.note.id not in placed:
+                placed.add(candidate.note.id)
+                pool.append((section, candidate, ref_cost(candidate.note.id, section.value)))
+    allowance = max(0, int(remaining * OMITTED_SHARE))
+    reserve = 0
+    for index, (_, _, ref) in enumerate(pool):
+        if reserve + ref > allowance:
+            pool = pool[:index]
+            packed.truncated = True
+            break
+        reserve += ref
+
+    entries_by_section: dict[Section, list[dict[str, object]]] = {}
     smallest = cost({"id": "n_" + "0" * 26, "title": ""})  # no entry, not even a pointer, is cheaper than this
-    for section, candidates in sections:
-        entries: list[dict[str, object]] = []
-        section_overhead = cost({section.value: []})
-        for candidate in candidates:
-            note = candidate.note
-            if note.id in placed:
-                continue
-            placed.add(note.id)
-            overhead = 0 if entries else section_overhead
-            if remaining < smallest + overhead:  # the budget is spent: skip the work of pricing entries
-                packed.omitted_ids.append((note.id, section.value))
-                continue
+    for section, candidate, ref in pool:
+        note = candidate.note
+        reserve -= ref  # this note's own line is no longer needed if it gets placed
+        entries = entries_by_section.setdefault(section, [])
+        overhead = 0 if entries else cost({section.value: []})
+        free = remaining - reserve
+        placed_entry: dict[str, object] | None = None
+        if free >= smallest + overhead:
             full = full_entry(note, excerpt_chars)
-            full_cost = cost(full)
-            if full_cost + overhead <= remaining:
-                entries.append(full)
-                remaining -= full_cost + overhead
-                packed.selected += 1
-                continue
-            short = pointer_entry(note)
-            short_cost = cost(short)
-            if short_cost + overhead <= remaining:
-                entries.append(short)
-                remaining -= short_cost + overhead
-                packed.selected += 1
+            if cost(full) + overhead <= free:
+                placed_entry = full
             else:
-                packed.omitted_ids.append((note.id, section.value))
-        if entries:
-            packed.sections.append((section, entries))
+                short = pointer_entry(note)
+                if cost(short) + overhead <= free:
+                    placed_entry = short
+        if placed_entry is not None:
+            entries.append(placed_entry)
+            remaining -= cost(placed_entry) + overhead
+            packed.selected += 1
+        else:
+            packed.omitted_ids.append((note.id, section.value))
+            remaining -= ref
+    packed.sections = [(s, entries_by_section[s]) for s in SECTION_ORDER if entries_by_section.get(s)]
     packed.spent = budget - remaining
     return packed

@@ -358,6 +358,7 @@ class ContextMeta(Wire):
     selected: int
     omitted: int
     omitted_ids: list[OmittedRef] = Field(description="Notes left out for lack of budget: fetch them with get_notes.")
+    truncated: bool = Field(default=False, description="True: even more notes exist than could be listed here.")
 
 
 class ContextOut(Wire):
@@ -385,7 +386,7 @@ class ContextOut(Wire):
             meta=ContextMeta(
                 budget=packed.budget, spent=packed.spent, detail=packed.detail.value, selected=packed.selected,
                 omitted=len(packed.omitted_ids),
-                omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids],
+                omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids], truncated=packed.truncated,
             ),
         )  # fmt: skip
 

@@ -114,9 +114,14 @@ class ContextService:
         budget = packing.resolve_budget(max_tokens, target.default_max_tokens, detail)
         packed = packing.pack(
             budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
-            conflicts=conflicts, sections=sections,
+            conflicts=conflicts, sections=sections, has_query=bool(text),
         )  # fmt: skip
         empty_notice: str | None = None
+        if packed.truncated:
+            empty_notice = (
+                "More notes exist than this budget can list: raise maxTokens, pass a query, or use search_notes "
+                "and get_changes_since."
+            )
         if not packed.sections and not packed.conflicts:
             empty_notice = (
                 f"Project {project!r} has no current notes. Record decisions and constraints with remember; "
