@@ -37,6 +37,7 @@ integration: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench.run
+	$(BIN)/python -m tests.bench.portability
 
 layer-reqs: $(STAMP)
 	$(BIN)/python scripts/layer_reqs.py > layers/core/requirements.txt
