@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from notewell.adapters.sqlite import SqliteStore
+from notewell.adapters.system import FixedClock
+from notewell.bootstrap import Services
+from notewell.domain.model import Principal
 from notewell.ports import Store
 
 
@@ -24,3 +27,17 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
         with dynamodb_store() as dynamo_store:
             yield dynamo_store
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()
+
+
+@pytest.fixture
+def me(services: Services) -> Principal:
+    """A workspace-wide read-write principal in a fresh workspace (each test module defines `services`)."""
+    workspace = services.auth.create_workspace("acme")
+    principal = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert principal is not None
+    return principal

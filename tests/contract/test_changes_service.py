@@ -23,22 +23,9 @@ HORIZON = SQLITE_FEED_HORIZON  # both stores run with the same horizon in these 
 
 
 @pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock()
-
-
-@pytest.fixture
 def services(store: Store, clock: FixedClock, tmp_path: Path) -> Services:
     settings = Settings(data_dir=tmp_path, feed_horizon_seconds=HORIZON.total_seconds())
     return bootstrap(settings, store=store, clock=clock)
-
-
-@pytest.fixture
-def me(services: Services) -> Principal:
-    workspace = services.auth.create_workspace("acme")
-    principal = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
-    assert principal is not None
-    return principal
 
 
 def settle(clock: FixedClock) -> None:

@@ -21,21 +21,8 @@ from notewell.services.notes import NoteChanges
 
 
 @pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock()
-
-
-@pytest.fixture
 def services(store: Store, clock: FixedClock, tmp_path: Path) -> Services:
     return bootstrap(Settings(data_dir=tmp_path), store=store, clock=clock)
-
-
-@pytest.fixture
-def me(services: Services) -> Principal:
-    workspace = services.auth.create_workspace("acme")
-    principal = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
-    assert principal is not None
-    return principal
 
 
 def add(services: Services, me: Principal, title: str, body: str, type: NoteType, **kw: Any) -> str:

@@ -55,25 +55,12 @@ def flaky(store: Store) -> FlakyStore:
 
 
 @pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock()
-
-
-@pytest.fixture
 def services(flaky: FlakyStore, clock: FixedClock, tmp_path: Path) -> Services:
     from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore
 
     inner = flaky._inner
     search = SqliteFullTextIndex(inner) if isinstance(inner, SqliteStore) else None
     return bootstrap(Settings(data_dir=tmp_path), store=flaky, search=search, clock=clock)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def me(services: Services) -> Principal:
-    workspace = services.auth.create_workspace("acme")
-    principal = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
-    assert principal is not None
-    return principal
 
 
 def test_a_renamed_project_keeps_its_notes_history_keys_and_feed(

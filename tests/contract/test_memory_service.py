@@ -61,14 +61,6 @@ def services(faulty: FaultyStore, tmp_path: Path) -> Services:
     return bootstrap(Settings(data_dir=tmp_path), store=faulty, search=search, clock=FixedClock())  # type: ignore[arg-type]
 
 
-@pytest.fixture
-def me(services: Services) -> Principal:
-    workspace = services.auth.create_workspace("acme")
-    principal = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
-    assert principal is not None
-    return principal
-
-
 def remember(services: Services, me: Principal, content: str, **kw: Any) -> Any:
     return services.memory.remember(me, RememberRequest("api", content, **kw))
 

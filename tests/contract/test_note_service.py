@@ -26,11 +26,6 @@ from notewell.services.notes import NoteChanges, PatchMode
 
 
 @pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock()
-
-
-@pytest.fixture
 def services(store: Store, clock: FixedClock, tmp_path: Path) -> Services:
     return bootstrap(Settings(data_dir=tmp_path), store=store, clock=clock)
 
