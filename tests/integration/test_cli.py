@@ -54,13 +54,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
         assert ready.wait(30), "".join(printed)
         output = "".join(printed)
         key = re.search(r"API key \(shown once, store it now\): (nwk_\S+)", output)
-        assert key, output
-        # uvicorn binds right after printing; wait until the port accepts connections (bounded)
-        for _ in range(300):
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            threading.Event().wait(0.05)
+        assert key, output  # serve binds before it prints: the port accepts connections from here on
         yield f"http://127.0.0.1:{port}/mcp", key.group(1), output
     finally:
         process.terminate()
@@ -119,3 +113,13 @@ def test_workspace_plan_is_shown_and_changed_by_the_admin_cli(
     with pytest.raises(SystemExit):  # argparse refuses an unknown plan with its usage message
         main(["workspace", "plan", "--set", "gold", *data])
     assert "invalid choice: 'gold'" in capsys.readouterr().err
+
+
+def test_serve_on_a_port_in_use_says_so_and_exits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port), "--data-dir", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert f"Cannot listen on 127.0.0.1:{port}" in error and "--port" in error

@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -165,6 +166,9 @@ def _serve(args: argparse.Namespace) -> int:
     from notewell.entrypoints.mcp_tools import build_server
 
     settings = _settings(args)
+    # Bind before printing anything: once the key is on screen the port already accepts connections, and a port
+    # in use fails here with a clear message instead of after the banner.
+    listener = _listen(args.host, args.port)
     services = bootstrap(settings)
     configure_logging(args.log_level, stream=sys.stderr)
     workspace, created = services.auth.default_workspace(plan=Plan.ENTERPRISE)  # serve is always the embedded store
@@ -178,11 +182,28 @@ def _serve(args: argparse.Namespace) -> int:
         print("More keys: notewell keys create (see --help).", flush=True)
     hosts = ["127.0.0.1", "localhost", *([args.host] if args.host not in ("127.0.0.1", "localhost") else [])]
     app = build_app(build_server(services), services, allowed_hosts=hosts)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     try:
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+        server.run(sockets=[listener])
     finally:
+        listener.close()
         services.meter.flush()  # counts not yet flushed survive a shutdown
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    listener: socket.socket | None = None
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listener = socket.socket(family, kind, proto)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(2048)
+    except OSError as exc:
+        if listener is not None:
+            listener.close()
+        raise ConfigError(f"Cannot listen on {host}:{port} ({exc.strerror}); pass another --port or --host.") from exc
+    return listener
 
 
 def _workspace(services: Services, args: argparse.Namespace) -> Workspace:
