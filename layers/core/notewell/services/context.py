@@ -85,7 +85,9 @@ class ContextService:
                 if n.status in statuses
             ]  # fmt: skip
 
-        conflicts = [ConflictEntry(c.note, c.kind.value, c.message) for c in self._memory.conflicts(principal, project)]
+        conflicts = [
+            ConflictEntry(c.note, c.kind.value, c.message) for c in self._memory.conflicts_in(principal, target)
+        ]
         loaded = [n for notes in by_section.values() for n in notes] + recent + relevant
         inbound = packing.inbound_links(loaded)
         relevance = self._relevance(loaded, text)

@@ -405,8 +405,10 @@ class MemoryService:
     def conflicts(self, principal: Principal, project: str) -> list[Conflict]:
         """Disputed notes and unfinished supersessions of a project, newest first (bounded)."""
         target = visible_project(self._deps, principal, project)
-        if target is None:
-            return []
+        return [] if target is None else self.conflicts_in(principal, target)
+
+    def conflicts_in(self, principal: Principal, target: Project) -> list[Conflict]:
+        """As `conflicts`, for a project the caller has already resolved (no second project lookup)."""
         found: list[Conflict] = []
         for note in self._deps.store.conflicted_notes(principal.workspace_id, target.id, limit=CONFLICTS_SHOWN):
             if note.status is NoteStatus.DISPUTED:
