@@ -84,3 +84,16 @@ async def test_export_project_returns_counts_and_readable_resource_pages(service
         async with connect(app, keys.other_workspace, mode) as rival:
             with pytest.raises(Exception, match="No project"):
                 await rival.read_resource(exported["resources"][0])
+
+
+async def test_default_max_tokens_is_set_and_cleared_with_zero_through_the_client(services: Services) -> None:
+    keys = make_keys(services)
+    async with running(make_app(services)) as app, connect(app, keys.full, "auto") as client:
+        set_ = ok(await client.call_tool("update_project", {"project": "web", "defaultMaxTokens": 1200}))
+        assert set_["defaultMaxTokens"] == 1200
+        cleared = ok(await client.call_tool("update_project", {"project": "web", "defaultMaxTokens": 0}))
+        assert cleared.get("defaultMaxTokens") is None
+        listed = ok(await client.call_tool("list_projects", {}))
+        assert listed["projects"][0].get("defaultMaxTokens") is None
+        refused = err(await client.call_tool("update_project", {"project": "web", "defaultMaxTokens": 100}))
+    assert refused["status"] == 400 and "0 to clear" in refused["message"]

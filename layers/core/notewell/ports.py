@@ -5,6 +5,7 @@ Every store method takes the workspace explicitly: tenancy is part of each signa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -35,6 +36,15 @@ class IdempotencyKeyTakenError(Exception):
     def __init__(self, record: IdempotencyRecord) -> None:
         super().__init__(f"idempotency key {record.key!r} already used")
         self.record = record
+
+
+@dataclass(frozen=True, slots=True)
+class TagRenameProgress:
+    """Where an unfinished rename_tag stopped: the next call resumes after `position`, up to `horizon` (the time the
+    rename began; notes renamed since sit after it, so they are not examined again)."""
+
+    horizon: str
+    position: FeedPosition
 
 
 class SearchUnavailableError(Exception):
@@ -91,8 +101,23 @@ class ProjectStore(Protocol):
         """Insert `project` unless its slug is taken in the workspace; return whichever project holds the slug."""
         ...
 
-    def save_project(self, project: Project) -> None:
-        """Overwrite the project's editable fields (summary, instructions, default_max_tokens, updated_at)."""
+    def save_project(self, project: Project, *, expected: Project | None = None) -> bool:
+        """Overwrite the project's editable fields (summary, instructions, default_max_tokens, updated_at), only if
+        the stored project still equals `expected` (the state the caller read and merged into), when given.
+
+        Returns whether it was written: False when the project is gone or changed since `expected` was read.
+        """
+        ...
+
+    def get_tag_rename(self, workspace_id: str, project_id: str, old: str, new: str) -> TagRenameProgress | None:
+        """The saved progress of an unfinished rename of tag `old` to `new` in the project, if any."""
+        ...
+
+    def save_tag_rename(
+        self, workspace_id: str, project_id: str, old: str, new: str, progress: TagRenameProgress | None
+    ) -> None:
+        """Record how far the rename got (None: forget it, the rename is done). A hint, never a condition: a lost or
+        stale save only makes the next call re-examine notes, which it skips when they no longer carry `old`."""
         ...
 
     def list_projects(self, workspace_id: str) -> list[Project]: ...

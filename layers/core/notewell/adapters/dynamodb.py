@@ -10,6 +10,7 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
     project         WS#{ws}                      PROJ#{projectId}     slug, summary, instructions, …
     slug            WS#{ws}                      SLUG#{slug}          projectId (attribute_not_exists: unique)
     usage           WS#{ws}                      USAGE#{period}       one number per counter, `c:{counter}` (ADD)
+    tag rename      WS#{ws}                      TAGRENAME#{projectId}#{sha256(from, to)}   where rename_tag stopped
     API key         WS#{ws}                      KEY#{keyId}          name, secretHash, scope, revokedAt
     secret lookup   AUTH#{secretHash}            AUTH                 workspaceId, keyId: nothing else
     note            WS#{ws}#N#{noteId}           NOTE                 all fields, version, writeId, and
@@ -83,7 +84,7 @@ from notewell.domain.model import (
     Project,
     Workspace,
 )
-from notewell.ports import IdempotencyKeyTakenError
+from notewell.ports import IdempotencyKeyTakenError, TagRenameProgress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -231,6 +232,12 @@ def needs_attention(note: Note) -> bool:
 
 def usage_sk(period: str) -> str:
     return f"{USAGE_PREFIX}{_part(period)}"
+
+
+def tag_rename_sk(project_id: str, old: str, new: str) -> str:
+    # Tags may hold '#': hashed, they cannot address another item.
+    digest = hashlib.sha256(f"{old}\n{new}".encode()).hexdigest()
+    return f"TAGRENAME#{_part(project_id)}#{digest}"
 
 
 def revision_sk(version: int) -> str:
@@ -785,7 +792,7 @@ class DynamoDBStore:
             self._backoff(attempt)
         raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
 
-    def save_project(self, project: Project) -> None:
+    def save_project(self, project: Project, *, expected: Project | None = None) -> bool:
         names = {"#summary": "summary", "#instructions": "instructions", "#updated": "updatedAt"}
         values: dict[str, AttributeValueTypeDef] = {
             ":summary": _s(project.summary),
@@ -799,21 +806,70 @@ class DynamoDBStore:
         else:
             expression += ", #tokens = :tokens"
             values[":tokens"] = _n(project.default_max_tokens)
+        # Never create a partial project item from an update.
+        condition = "attribute_exists(pk)"
+        if expected is not None:
+            # Compare-and-set on the state that was read: a concurrent update or rename changed one of these.
+            names["#slug"] = "slug"
+            values.update(
+                {
+                    ":old_slug": _s(expected.slug),
+                    ":old_summary": _s(expected.summary),
+                    ":old_instructions": _s(expected.instructions),
+                    ":old_updated": _s(expected.updated_at),
+                }
+            )
+            condition += " AND #slug = :old_slug AND #updated = :old_updated"
+            # Older items may lack the text fields; they read as "".
+            for name, value in (("#summary", expected.summary), ("#instructions", expected.instructions)):
+                old = f":old_{name[1:]}"
+                condition += f" AND ({name} = {old}" + (f" OR attribute_not_exists({name}))" if not value else ")")
+            if expected.default_max_tokens is None:
+                condition += " AND attribute_not_exists(#tokens)"
+            else:
+                condition += " AND #tokens = :old_tokens"
+                values[":old_tokens"] = _n(expected.default_max_tokens)
         try:
             with self._vendor_errors(writing=True):
                 self._client.update_item(
                     TableName=self._table,
                     Key=_key(workspace_pk(project.workspace_id), f"PROJ#{_part(project.id)}"),
                     UpdateExpression=expression,
-                    # Never create a partial project item from an update.
-                    ConditionExpression="attribute_exists(pk)",
+                    ConditionExpression=condition,
                     ExpressionAttributeNames=names,
                     ExpressionAttributeValues=values,
                 )
         except botocore_errors.ClientError as exc:
             if _error_code(exc) != "ConditionalCheckFailedException":
                 raise
-            # Like an SQL UPDATE of no row: nothing to save for a project that does not exist.
+            return False  # gone, or changed since `expected` was read: nothing written
+        return True
+
+    def get_tag_rename(self, workspace_id: str, project_id: str, old: str, new: str) -> TagRenameProgress | None:
+        item = self._get(_key(workspace_pk(workspace_id), tag_rename_sk(project_id, old, new)))
+        if item is None:
+            return None
+        position = FeedPosition(_get_str(item, "afterUpdatedAt"), _get_str(item, "afterId"))
+        return TagRenameProgress(_get_str(item, "horizon"), position)
+
+    def save_tag_rename(
+        self, workspace_id: str, project_id: str, old: str, new: str, progress: TagRenameProgress | None
+    ) -> None:
+        key = _key(workspace_pk(workspace_id), tag_rename_sk(project_id, old, new))
+        # Unconditioned on purpose: progress is a hint (ports.ProjectStore.save_tag_rename), never a condition.
+        with self._vendor_errors(writing=True):
+            if progress is None:
+                self._client.delete_item(TableName=self._table, Key=key)
+            else:
+                item: Item = {
+                    **key,
+                    "entity": _s("tag_rename"),
+                    "projectId": _s(project_id),
+                    "horizon": _s(progress.horizon),
+                    "afterUpdatedAt": _s(progress.position.updated_at),
+                    "afterId": _s(progress.position.note_id),
+                }
+                self._client.put_item(TableName=self._table, Item=item)
 
     def list_projects(self, workspace_id: str) -> list[Project]:
         params: QueryInputTypeDef = {

@@ -34,7 +34,7 @@ from notewell.domain.model import (
     SearchHit,
     Workspace,
 )
-from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError
+from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError, TagRenameProgress
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -152,6 +152,17 @@ _SCHEMA = (
         counter TEXT NOT NULL,
         value INTEGER NOT NULL,
         PRIMARY KEY (workspace_id, period, counter)
+    ) WITHOUT ROWID""",
+    # Where an unfinished rename_tag stopped (a resume hint; IF NOT EXISTS adds it to older files as they open).
+    """CREATE TABLE IF NOT EXISTS tag_renames (
+        workspace_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        from_tag TEXT NOT NULL,
+        to_tag TEXT NOT NULL,
+        horizon TEXT NOT NULL,
+        after_updated_at TEXT NOT NULL,
+        after_id TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, project_id, from_tag, to_tag)
     ) WITHOUT ROWID""",
 )
 
@@ -625,20 +636,67 @@ class SqliteStore:
             raise AlreadyExistsError(f"Project id {project.id} is already used; create the project with a new id.")
         return _project_from_row(row)
 
-    def save_project(self, project: Project) -> None:
-        with self._transaction() as connection:
-            connection.execute(
-                """UPDATE projects SET summary = ?, instructions = ?, default_max_tokens = ?, updated_at = ?
-                WHERE workspace_id = ? AND id = ?""",
-                (
-                    project.summary,
-                    project.instructions,
-                    project.default_max_tokens,
-                    project.updated_at,
-                    project.workspace_id,
-                    project.id,
-                ),
+    def save_project(self, project: Project, *, expected: Project | None = None) -> bool:
+        statement = """UPDATE projects SET summary = ?, instructions = ?, default_max_tokens = ?, updated_at = ?
+            WHERE workspace_id = ? AND id = ?"""
+        params: tuple[object, ...] = (
+            project.summary,
+            project.instructions,
+            project.default_max_tokens,
+            project.updated_at,
+            project.workspace_id,
+            project.id,
+        )
+        if expected is not None:
+            # Compare-and-set on the state that was read: a concurrent update or rename changed one of these.
+            statement += """ AND slug = ? AND summary = ? AND instructions = ? AND default_max_tokens IS ?
+                AND updated_at = ?"""
+            params += (
+                expected.slug,
+                expected.summary,
+                expected.instructions,
+                expected.default_max_tokens,
+                expected.updated_at,
             )
+        with self._transaction() as connection:
+            changed: int = connection.execute(statement, params).rowcount
+        return changed == 1
+
+    def get_tag_rename(self, workspace_id: str, project_id: str, old: str, new: str) -> TagRenameProgress | None:
+        row = (
+            self.connection()
+            .execute(
+                """SELECT horizon, after_updated_at, after_id FROM tag_renames
+                WHERE workspace_id = ? AND project_id = ? AND from_tag = ? AND to_tag = ?""",
+                (workspace_id, project_id, old, new),
+            )
+            .fetchone()
+        )
+        return None if row is None else TagRenameProgress(row[0], FeedPosition(row[1], row[2]))
+
+    def save_tag_rename(
+        self, workspace_id: str, project_id: str, old: str, new: str, progress: TagRenameProgress | None
+    ) -> None:
+        with self._transaction() as connection:
+            if progress is None:
+                connection.execute(
+                    """DELETE FROM tag_renames
+                    WHERE workspace_id = ? AND project_id = ? AND from_tag = ? AND to_tag = ?""",
+                    (workspace_id, project_id, old, new),
+                )
+            else:
+                connection.execute(
+                    "INSERT OR REPLACE INTO tag_renames VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        workspace_id,
+                        project_id,
+                        old,
+                        new,
+                        progress.horizon,
+                        progress.position.updated_at,
+                        progress.position.note_id,
+                    ),
+                )
 
     def list_projects(self, workspace_id: str) -> list[Project]:
         rows = self.connection().execute(

@@ -524,7 +524,12 @@ def build_server(services: Services) -> MCPServer:
             str | None, Field(description="Standing instructions every agent on this project should follow.")
         ] = None,
         defaultMaxTokens: Annotated[
-            int | None, Field(description="Default token budget of get_context for this project.", ge=256, le=32000)
+            int | None,
+            Field(
+                description="Default token budget of get_context for this project (256-32000); 0 clears it.",
+                ge=0,
+                le=32000,
+            ),
         ] = None,
     ) -> ProjectOut:
         """Set a project's summary, agent instructions or default context budget (creates the project if new)."""

@@ -6,8 +6,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from notewell.domain import rules
-from notewell.domain.errors import InvalidArgumentError, NotFoundError, VersionConflictError
+from notewell.domain.errors import InvalidArgumentError, NotFoundError, UnavailableError, VersionConflictError
 from notewell.domain.model import NoteWrite
+from notewell.ports import TagRenameProgress
 from notewell.services.access import Deps, require_write, visible_project, writable_project
 
 if TYPE_CHECKING:
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 
 MIN_DEFAULT_TOKENS = 256
 MAX_DEFAULT_TOKENS = 32_000
+CLEAR_DEFAULT_TOKENS = 0  # defaultMaxTokens 0 removes the project's default (get_context's own default applies)
+PROJECT_UPDATE_ATTEMPTS = 5  # read-merge-write rounds before a contended update_project gives up (503)
 
 
 class ProjectService:
@@ -43,21 +46,36 @@ class ProjectService:
             rules.check_project_text("summary", summary)
         if instructions is not None:
             rules.check_project_text("instructions", instructions)
-        if default_max_tokens is not None and not MIN_DEFAULT_TOKENS <= default_max_tokens <= MAX_DEFAULT_TOKENS:
+        if (
+            default_max_tokens is not None
+            and default_max_tokens != CLEAR_DEFAULT_TOKENS
+            and not MIN_DEFAULT_TOKENS <= default_max_tokens <= MAX_DEFAULT_TOKENS
+        ):
             raise InvalidArgumentError(
                 f"defaultMaxTokens {default_max_tokens} is out of range; use {MIN_DEFAULT_TOKENS} "
-                f"to {MAX_DEFAULT_TOKENS}."
+                f"to {MAX_DEFAULT_TOKENS}, or {CLEAR_DEFAULT_TOKENS} to clear it."
             )
         project = writable_project(self._deps, principal, slug)
-        updated = replace(
-            project,
-            summary=summary if summary is not None else project.summary,
-            instructions=instructions if instructions is not None else project.instructions,
-            default_max_tokens=default_max_tokens if default_max_tokens is not None else project.default_max_tokens,
-            updated_at=rules.format_ts(self._deps.clock.now()),
-        )
-        self._deps.store.save_project(updated)
-        return updated
+        # Read, merge only the fields this call sent, write on the condition that nothing changed since the read:
+        # a concurrent update of other fields is merged on the next round, never overwritten.
+        for _ in range(PROJECT_UPDATE_ATTEMPTS):
+            tokens = project.default_max_tokens
+            if default_max_tokens is not None:
+                tokens = None if default_max_tokens == CLEAR_DEFAULT_TOKENS else default_max_tokens
+            updated = replace(
+                project,
+                summary=summary if summary is not None else project.summary,
+                instructions=instructions if instructions is not None else project.instructions,
+                default_max_tokens=tokens,
+                updated_at=rules.format_ts(self._deps.clock.now()),
+            )
+            if self._deps.store.save_project(updated, expected=project):
+                return updated
+            fresh = self._deps.store.get_project_by_id(principal.workspace_id, project.id)
+            if fresh is None:
+                raise NotFoundError(f"Project {slug!r} was deleted meanwhile; list_projects shows the projects left.")
+            project = fresh
+        raise UnavailableError("The project is being updated by others right now; retry in a few seconds.")
 
     def rename(self, principal: Principal, slug: str, new_slug: str) -> Project:
         """Rename a project; safe to retry: a retry after a rename that landed finds it done."""
@@ -85,7 +103,6 @@ class TagRename:
 
 # Notes examined per rename_tag call: bounded work per request (a Lambda must answer within 29 s).
 TAG_RENAME_BUDGET = 2_000
-FAR_FUTURE = "9999-12-31T23:59:59.999Z"
 
 
 class TagService:
@@ -102,24 +119,35 @@ class TagService:
         project = visible_project(self._deps, principal, slug)
         if project is None:
             return TagRename(slug, 0, True)
-        ws = principal.workspace_id
+        ws, store = principal.workspace_id, self._deps.store
+        # Resume where the last call stopped, not at the oldest note: each call examines the next `budget` notes
+        # of the feed, up to the horizon (when the rename began), so `done` comes after size / budget calls.
+        # A renamed note moves to the feed's end, past the horizon, so it is not examined again.
+        progress = store.get_tag_rename(ws, project.id, old_tag, new_tag)
+        horizon = rules.format_ts(self._deps.clock.now()) if progress is None else progress.horizon
+        position: FeedPosition | None = None if progress is None else progress.position
+        budget = TAG_RENAME_BUDGET
         renamed = examined = 0
-        position: FeedPosition | None = None
-        while examined < TAG_RENAME_BUDGET:
-            scan = self._deps.store.changes_after(
-                ws, project.id, position, horizon=FAR_FUTURE, types=[], statuses=[], limit=200
+        while examined < budget:
+            scan = store.changes_after(
+                ws, project.id, position, horizon=horizon, types=[], statuses=[], limit=min(200, budget - examined)
             )
             for note in scan.notes:
                 examined += 1
                 if old_tag in note.tags:
-                    renamed += self._retag(principal, note, old_tag, new_tag)
+                    renamed += self._retag(principal, note, old_tag, new_tag, horizon)
             position = scan.position
             if not scan.more:
+                if progress is not None:  # forget it, so a later call (for notes tagged since) starts a new pass
+                    store.save_tag_rename(ws, project.id, old_tag, new_tag, None)
                 return TagRename(project.slug, renamed, True)
+        if position is not None:
+            store.save_tag_rename(ws, project.id, old_tag, new_tag, TagRenameProgress(horizon, position))
         return TagRename(project.slug, renamed, False)
 
-    def _retag(self, principal: Principal, note: Note, old: str, new: str) -> int:
-        """One new version per note, revision kept; a note edited meanwhile is re-read (bounded)."""
+    def _retag(self, principal: Principal, note: Note, old: str, new: str, horizon: str) -> int:
+        """One new version per note, revision kept; a note edited meanwhile is re-read (bounded). The new version
+        is stamped after `horizon`, so this pass never meets the note again."""
         current = note
         for _ in range(5):
             if old not in current.tags:
@@ -127,7 +155,7 @@ class TagService:
             tags = tuple(dict.fromkeys(new if t == old else t for t in current.tags))
             edited = replace(
                 current, tags=tags, version=current.version + 1,
-                updated_at=rules.next_updated_at(self._deps.clock.now(), current.updated_at),
+                updated_at=rules.next_updated_at(self._deps.clock.now(), max(current.updated_at, horizon)),
                 author=principal.actor, write_id=self._deps.ids.new_id("w"),
             )  # fmt: skip
             try:
