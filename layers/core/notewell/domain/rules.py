@@ -26,9 +26,9 @@ MAX_GET_NOTES = 50
 MAX_PROJECT_TEXT = 4_000
 DEFAULT_EXCERPT_CHARS = 160
 
-_SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$")
-_TAG = re.compile(r"^[\w][\w.:/+-]*$")
-_NOTE_ID = re.compile(r"^n_[0-9A-HJKMNP-TV-Z]{26}$")
+_SLUG = re.compile(r"[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?")  # used with fullmatch: "$" accepts a trailing newline
+_TAG = re.compile(r"[\w][\w.:/+-]*")
+_NOTE_ID = re.compile(r"n_[0-9A-HJKMNP-TV-Z]{26}")
 _WS = re.compile(r"\s+")
 
 
@@ -38,7 +38,7 @@ def slugify(text: str) -> str:
 
 
 def check_project_slug(project: str) -> str:
-    if not isinstance(project, str) or not _SLUG.match(project):
+    if not isinstance(project, str) or not _SLUG.fullmatch(project):
         raise InvalidArgumentError(
             f"Project {project!r} is not a valid slug; use lowercase letters, digits, '-', '_' or '.', "
             f"e.g. {slugify(str(project))!r}."
@@ -47,12 +47,20 @@ def check_project_slug(project: str) -> str:
 
 
 def check_note_id(note_id: str) -> str:
-    if not _NOTE_ID.match(note_id):
+    if not isinstance(note_id, str) or not _NOTE_ID.fullmatch(note_id):
         raise InvalidArgumentError(
             f"{note_id!r} is not a note id; ids look like 'n_01JD…' (26 characters after 'n_'), "
             "as returned by search_notes or get_context."
         )
     return note_id
+
+
+_DECIMAL = re.compile(r"[0-9]{1,18}")  # ASCII only: str.isdigit() accepts '²', which int() then refuses
+
+
+def parse_decimal(text: str) -> int | None:
+    """The integer an opaque page/cursor string spells in plain ASCII digits (at most 18), else None."""
+    return int(text) if isinstance(text, str) and _DECIMAL.fullmatch(text) else None
 
 
 def check_title(title: str) -> str:
@@ -81,7 +89,7 @@ def check_tags(tags: Iterable[str]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for raw in tags:
         tag = raw.strip().lower()
-        if not tag or len(tag) > MAX_TAG_CHARS or not _TAG.match(tag):
+        if not tag or len(tag) > MAX_TAG_CHARS or not _TAG.fullmatch(tag):
             raise InvalidArgumentError(
                 f"Tag {raw!r} is not valid; tags are single words such as 'auth' or 'api:v2' "
                 f"(at most {MAX_TAG_CHARS} characters)."

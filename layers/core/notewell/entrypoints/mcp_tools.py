@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from notewell.domain.errors import InvalidArgumentError, NotewellError, UnauthenticatedError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.domain.packing import Detail
-from notewell.domain.rules import estimate_tokens
+from notewell.domain.rules import estimate_tokens, parse_decimal
 from notewell.entrypoints.wire import (
     ChangesOut,
     CheckpointResult,
@@ -608,9 +608,10 @@ def _register_prompts_and_resources(server: MCPServer, services: Services) -> No
     )  # fmt: skip
     def export_resource(project: str, page: str) -> str:
         try:
-            if not page.isdigit():
+            number = parse_decimal(page)
+            if number is None:
                 raise InvalidArgumentError(f"Export page {page!r} is not a number; use the links of export_project.")
-            lines = services.portability.export_page(caller(), project, int(page), EXPORT_PAGE_NOTES)
+            lines = services.portability.export_page(caller(), project, number, EXPORT_PAGE_NOTES)
         except NotewellError as exc:
             raise ResourceNotFoundError(exc.message) from exc
         return "".join(line + "\n" for line in lines)

@@ -144,11 +144,12 @@ class NoteService:
             raise InvalidArgumentError(f"limit {limit} is out of range; use 1 to 100.")
         before = note.version
         if cursor is not None:
-            if not cursor.isdigit() or not 1 <= int(cursor) <= note.version:
+            position = rules.parse_decimal(cursor)
+            if position is None or not 1 <= position <= note.version:
                 raise InvalidArgumentError(
                     "cursor is not one this tool returned; pass nextCursor from the previous page, or omit it."
                 )
-            before = int(cursor)
+            before = position
         page = self._deps.store.list_revisions(principal.workspace_id, note_id, limit=limit + 1, before_version=before)
         more = len(page) > limit
         page = page[:limit]
