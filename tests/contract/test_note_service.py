@@ -220,3 +220,13 @@ def test_limits_and_scopes_are_enforced_before_anything_is_written(services: Ser
     with pytest.raises(ForbiddenError):
         services.notes.create(read_only, "p", title="T", body="b")
     assert services.projects.list(principal) == []
+
+
+def test_an_update_with_nothing_to_change_is_refused_and_writes_no_version(
+    services: Services, principal: Principal
+) -> None:
+    note = services.notes.create(principal, "p", title="T", body="one").note
+    with pytest.raises(InvalidArgumentError, match="at least one of title, body"):
+        services.notes.update(principal, note.id, NoteChanges(), expected_version=1)
+    assert services.notes.get(principal, note.id).note.version == 1
+    assert services.notes.revisions(principal, note.id).revisions == []

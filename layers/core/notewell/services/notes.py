@@ -263,6 +263,11 @@ class NoteService:
         self, principal: Principal, note_id: str, changes: NoteChanges, *, expected_version: int | None = None
     ) -> NoteView:
         require_write(principal)
+        if changes == NoteChanges():  # an empty edit would still cost a version and a revision
+            raise InvalidArgumentError(
+                "Nothing to change: send at least one of title, body, type, status, tags, links, importance or "
+                "canonical; nothing was written."
+            )
         if changes.title is not None:
             rules.check_title(changes.title)
         if changes.body is not None:
