@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from notewell.adapters import sqlite as sqlite_adapter
 from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore, match_expression, split_terms
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, SearchFilters, SearchHit
 from notewell.ports import SearchUnavailableError
@@ -242,7 +241,7 @@ def test_reopening_rebuilds_a_missing_fulltext_index(tmp_path: Path) -> None:
         reopened.close()
 
 
-# ----- narrowing: the rarest words choose the candidates once the matches are many --------------------------
+# ----- ranking with the project's own statistics ------------------------------------------------------------
 
 
 def test_split_terms_drops_unmatched_and_half_table_terms_and_splits_at_the_budget() -> None:
@@ -271,97 +270,52 @@ def many_notes() -> list[Note]:
     return notes
 
 
-def traced(store: SqliteStore) -> list[str]:
-    """The statements this thread's connection runs from now on."""
-    statements: list[str] = []
-    store.connection().set_trace_callback(statements.append)
-    return statements
+def scored(hits: list[SearchHit]) -> list[tuple[str, float]]:
+    return [(hit.note.title, hit.score) for hit in hits]
 
 
-def ran_candidates(statements: list[str]) -> bool:
-    return any("doubled AS MATERIALIZED" in statement for statement in statements)
-
-
-@pytest.mark.parametrize(
-    ("query", "candidates"),
-    [
-        ("canary rollback deploy service", True),  # canary + rollback choose, deploy scores; service is everywhere
-        ("deploy canary", True),
-        ("rollback deploy vendor", True),  # vendor is in no note
-        ("service deploy", False),  # only deploy is left: one pass over its notes
-    ],
-)
-def test_narrowed_search_ranks_like_the_whole_query(
-    store: SqliteStore, index: SqliteFullTextIndex, monkeypatch: pytest.MonkeyPatch, query: str, candidates: bool
+@pytest.mark.parametrize("query", ["canary rollback deploy service", "deploy canary", "service", "rollback vendor"])
+def test_scores_depend_on_the_searched_project_alone(
+    store: SqliteStore, index: SqliteFullTextIndex, query: str
 ) -> None:
+    notes = many_notes()
+    add(store, *notes)
+    alone = index.search(WS, PROJECT, query, NO_FILTERS, 5)
+    # the same words, many times over, in another project and in another workspace
+    add(
+        store, *(replace(n, id=f"n_{900 + i:026d}", project_id="prj_two", body=n.body * 3) for i, n in enumerate(notes))
+    )
+    add(store, *(replace(n, id=f"n_{700 + i:026d}", workspace_id="ws_other") for i, n in enumerate(notes[:10])))
+
+    assert scored(index.search(WS, PROJECT, query, NO_FILTERS, 5)) == scored(alone)
+
+
+def test_a_word_in_most_notes_still_adds_to_the_score(store: SqliteStore, index: SqliteFullTextIndex) -> None:
     add(store, *many_notes())
-    whole = index.search(WS, PROJECT, query, NO_FILTERS, 3)
-    monkeypatch.setattr(sqlite_adapter, "CANDIDATE_ROWS", 8)
-    statements = traced(store)
-
-    narrowed = index.search(WS, PROJECT, query, NO_FILTERS, 3)
-
-    assert ran_candidates(statements) is candidates
-    assert ids(narrowed) == ids(whole)
-    assert [hit.snippet for hit in narrowed] == [hit.snippet for hit in whole]
-    # The same scores, but for the words in half the notes or more, which bm25 weighs 1e-6.
-    assert [hit.score for hit in narrowed] == pytest.approx([hit.score for hit in whole], abs=1e-4)
+    # 'service' is in every note: it weighs little, never nothing (FTS5's bm25 weighed it 1e-6)
+    hits = index.search(WS, PROJECT, "service", NO_FILTERS, 3)
+    assert len(hits) == 3 and all(hit.score > 0.01 for hit in hits)
+    # and it never outweighs a rare word
+    assert set(ids(index.search(WS, PROJECT, "service canary", NO_FILTERS, 3))) == {"4", "9", "30"}
 
 
-def test_candidates_are_scored_with_every_word(
-    store: SqliteStore, index: SqliteFullTextIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    add(store, *many_notes())
-    monkeypatch.setattr(sqlite_adapter, "CANDIDATE_ROWS", 3)
-    statements = traced(store)
-
-    # 'canary' (notes 4, 9, 30) chooses the candidates; 'rollback' and 'deploy' still lift 30 and 9 above 4.
-    hits = index.search(WS, PROJECT, "canary rollback deploy", NO_FILTERS, 3)
-
-    assert ran_candidates(statements)
-    assert ids(hits) == ["30", "9", "4"]
-
-
-def test_too_few_candidates_fall_back_to_the_whole_query(
-    store: SqliteStore, index: SqliteFullTextIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    add(store, *many_notes())
-    whole = index.search(WS, PROJECT, "canary deploy", NO_FILTERS, 10)
-    monkeypatch.setattr(sqlite_adapter, "CANDIDATE_ROWS", 3)
-    statements = traced(store)
-
-    hits = index.search(WS, PROJECT, "canary deploy", NO_FILTERS, 10)  # 3 canary notes, 10 wanted
-
-    assert ran_candidates(statements)
-    assert len(hits) == 10
-    assert ids(hits) == ids(whole)
-
-
-def test_candidates_keep_to_the_project_and_the_filters(
-    store: SqliteStore, index: SqliteFullTextIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_hits_keep_to_the_project_and_the_filters(store: SqliteStore, index: SqliteFullTextIndex) -> None:
     notes = many_notes()
     add(store, *notes, *(replace(n, id=f"n_{900 + i:026d}", project_id="prj_two") for i, n in enumerate(notes)))
     add(store, replace(notes[29], id="n_" + "8" * 26, type=NoteType.DECISION, title="Canary rollback"))
-    monkeypatch.setattr(sqlite_adapter, "CANDIDATE_ROWS", 8)
-    statements = traced(store)
 
     hits = index.search(WS, PROJECT, "canary rollback deploy", NO_FILTERS, 2)
     decisions = index.search(
         WS, PROJECT, "canary rollback deploy", SearchFilters(types=frozenset({NoteType.DECISION})), 1
     )
 
-    assert ran_candidates(statements)
     assert {hit.note.project_id for hit in hits} == {PROJECT}
     assert [hit.note.id for hit in decisions] == ["n_" + "8" * 26]
 
 
 @pytest.mark.parametrize("query", ['foo"bar near" title:x', "AND OR NOT x", "_ __ a_b", "… — ×", "x " * 40])
-def test_hostile_queries_never_raise_when_narrowed(
-    store: SqliteStore, index: SqliteFullTextIndex, monkeypatch: pytest.MonkeyPatch, query: str
-) -> None:
+def test_hostile_queries_never_raise_on_many_notes(store: SqliteStore, index: SqliteFullTextIndex, query: str) -> None:
     add(store, *many_notes(), make_note(99, "foo bar and near title", "start x b"))
-    monkeypatch.setattr(sqlite_adapter, "CANDIDATE_ROWS", 2)
 
     hits = index.search(WS, PROJECT, query, NO_FILTERS, 10)
 

@@ -7,6 +7,7 @@ update and the read that decides a conflict see the same state.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sqlite3
@@ -263,56 +264,43 @@ _PROJECT_COLUMNS = "id, workspace_id, slug, created_at, updated_at, summary, ins
 _KEY_COLUMNS = "id, workspace_id, name, secret_hash, created_at, project_id, read_only, revoked_at, hint"
 
 # ----- full-text search (SqliteFullTextIndex) --------------------------------------------------------------
+# FTS5 finds the notes, but the scores are Okapi BM25 over the statistics of the searched project alone: its live
+# notes (N), their average length in tokens, and how many of them hold each query word. FTS5's bm25() takes those
+# from the whole table, every project of every workspace, so a project's scores and order moved when another
+# tenant wrote the same words. Per query word (an FTS5 phrase), for the project's live notes:
+#   * FTS5 reports bm25() with its table-wide statistics (_WORD_SCORES). For one phrase that is
+#     idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), where the table's row count, token total
+#     (its averages record) and the phrase's row count give idf and average, and the note's token count (its
+#     docsize record) its length: so f, the phrase's column-weighted hits in the note, is solved exactly (an integer:
+#     the weights are). The cost is the MATCH's walk of the phrase's postings, as before.
+#   * df is how many of the project's live notes match; N and the average length come from their docsize records.
 # Statement texts never change with the filters (they travel as JSON arrays), so the statement cache always hits.
-# Every step carries only (seq, score); rows and snippets are read for the few winners only.
-#
-# bm25 scores every row its MATCH expression matches, and a query's words are ORed: a few common words make the
-# match set most of the table, however rare the others. So, in a table of more than CANDIDATE_ROWS rows, a query of
-# several words first counts each word's rows (_PHRASE_ROWS, a walk of each word's posting list) and split_terms
-# cuts it down:
-#   * a word in no row is dropped, and so is a word in half the rows or more while rarer words remain: bm25 weighs
-#     such a word 1e-6, so it changes no ranking but would bring its rows into the match set;
-#   * when the other words still match more than CANDIDATE_ROWS rows, the rarest words whose rows fit in that budget
-#     (E) choose the candidates and every word (E and the rest R) scores them (_SEARCH_CANDIDATES): bm25 is a sum
-#     over the expression's phrases, so for a row matching E, bm25(E AND (E OR R)) - bm25(E) = bm25(E OR R), its
-#     exact score for the whole query.
-# A row that matches only the commoner words R is then not ranked: it could outscore a candidate only by holding
-# many of them, and each R word weighs less (a lower idf) than each E word. When the cut query gives fewer hits than
-# asked, the whole query answers instead, as before.
-CANDIDATE_ROWS = 2_000
-BM25_WEIGHTS = "10.0, 1.0, 2.0"  # title, body, tags
-_SEARCH_FILTERS = """n.workspace_id = :workspace AND n.project_id = :project AND n.deleted_at IS NULL
-            AND (:types = '[]' OR n.type IN (SELECT value FROM json_each(:types)))
+CANDIDATE_ROWS = 2_000  # split_terms' budget (tests/bench/remember.py reports its cut)
+BM25_K1 = 1.2  # FTS5's constants
+BM25_B = 0.75
+BM25_WEIGHTS = "10.0, 1.0, 2.0"  # title, body, tags: integers, so a phrase's weighted hits are one too
+_FILTERS = """(:types = '[]' OR n.type IN (SELECT value FROM json_each(:types)))
             AND (:statuses = '[]' OR n.status IN (SELECT value FROM json_each(:statuses)))
             AND (:tags = '[]' OR EXISTS (
                 SELECT 1 FROM json_each(n.tags) AS t WHERE t.value IN (SELECT value FROM json_each(:tags))))"""
-# The winners' rows and snippets: one rowid lookup each (CROSS JOIN keeps that order; another plan would scan
-# every match of :snippet).
-_SEARCH_HITS = f"""SELECT {_N_NOTE_COLUMNS}, top.score, snippet(notes_fts, 1, '', '', '…', 24)
-    FROM top CROSS JOIN notes_fts ON notes_fts.rowid = top.seq CROSS JOIN notes AS n ON n.seq = top.seq
-    WHERE notes_fts MATCH :snippet
-    ORDER BY top.score"""
-_SEARCH = f"""WITH top AS MATERIALIZED (
-        SELECT n.seq AS seq, bm25(notes_fts, {BM25_WEIGHTS}) AS score
-        FROM notes_fts JOIN notes AS n ON n.seq = notes_fts.rowid
-        WHERE notes_fts MATCH :match AND {_SEARCH_FILTERS}
-        ORDER BY score LIMIT :limit)
-    {_SEARCH_HITS}"""
-_SEARCH_CANDIDATES = f"""WITH essential AS MATERIALIZED (
-        SELECT rowid AS seq, bm25(notes_fts, {BM25_WEIGHTS}) AS score FROM notes_fts WHERE notes_fts MATCH :essential),
-    doubled AS MATERIALIZED (
-        SELECT rowid AS seq, bm25(notes_fts, {BM25_WEIGHTS}) AS score FROM notes_fts WHERE notes_fts MATCH :doubled),
-    top AS MATERIALIZED (
-        SELECT n.seq AS seq, doubled.score - essential.score AS score
-        FROM essential JOIN notes AS n ON n.seq = essential.seq JOIN doubled ON doubled.seq = essential.seq
-        WHERE {_SEARCH_FILTERS}
-        ORDER BY score LIMIT :limit)
-    {_SEARCH_HITS}"""
-# How many rows (of every project: bm25's statistics span the table too) each phrase of a JSON array matches, and
-# an upper bound on the table's row count (seq is positive and unique, so no lower than the count; no scan).
-_PHRASE_ROWS = """SELECT CAST(p.key AS INTEGER), (SELECT count(*) FROM notes_fts WHERE notes_fts MATCH p.value)
-    FROM json_each(:phrases) AS p"""
-_MAX_ROWS = "SELECT coalesce(max(seq), 0) FROM notes"
+# FTS5's averages record (row id 1 of its data table): the indexed row count, then each column's token total.
+_FTS_AVERAGES = "SELECT block FROM notes_fts_data WHERE id = 1"
+_PHRASE_ROWS_ALL = "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH :phrase"
+# The project's live notes and their tokens (FTS5's docsize record: one varint per column; TOKENS_FUNCTION sums it).
+TOKENS_FUNCTION = "notewell_fts_tokens"
+_PROJECT_SIZE = f"""SELECT count(*), coalesce(sum({TOKENS_FUNCTION}(d.sz)), 0)
+    FROM notes AS n CROSS JOIN notes_fts_docsize AS d ON d.id = n.seq
+    WHERE n.workspace_id = :workspace AND n.project_id = :project AND n.deleted_at IS NULL"""
+# One phrase's bm25() for each live note of the project it matches, its tokens, and whether it passes the filters.
+_WORD_SCORES = f"""SELECT n.seq, n.id, bm25(notes_fts, {BM25_WEIGHTS}), d.sz, {_FILTERS}
+    FROM notes_fts CROSS JOIN notes AS n ON n.seq = notes_fts.rowid CROSS JOIN notes_fts_docsize AS d ON d.id = n.seq
+    WHERE notes_fts MATCH :phrase AND n.workspace_id = :workspace AND n.project_id = :project
+        AND n.deleted_at IS NULL"""
+# The winners' rows, and their snippets (one rowid lookup each; CROSS JOIN keeps that order).
+_HIT_ROWS = f"""SELECT top.value, {_N_NOTE_COLUMNS}
+    FROM json_each(:seqs) AS top CROSS JOIN notes AS n ON n.seq = top.value"""
+_HIT_SNIPPETS = """SELECT top.value, snippet(notes_fts, 1, '', '', '…', 24)
+    FROM json_each(:seqs) AS top CROSS JOIN notes_fts ON notes_fts.rowid = top.value WHERE notes_fts MATCH :snippet"""
 
 _WORD = re.compile(r"\w+")
 
@@ -484,6 +472,7 @@ class SqliteStore:
                 connection.execute("PRAGMA journal_mode = WAL")
                 # With WAL, NORMAL never corrupts the file; a power cut (not a crash) may lose recent commits.
                 connection.execute("PRAGMA synchronous = NORMAL")
+                connection.create_function(TOKENS_FUNCTION, 1, fts_tokens, deterministic=True)  # full-text scores
             except sqlite3.Error:
                 connection.close()
                 raise
@@ -1004,65 +993,118 @@ def split_terms(
 
 
 class SqliteFullTextIndex:
-    """SearchIndex over the store's FTS5 table (kept in sync by triggers, so it never lags a commit)."""
+    """SearchIndex over the store's FTS5 table (kept in sync by triggers, so it never lags a commit); scores use
+    the statistics of the searched project only, so other projects and workspaces never move them."""
 
     def __init__(self, store: SqliteStore) -> None:
         self._store = store
+        self._local = threading.local()  # per thread (per connection): project sizes, until the database changes
 
     def search(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[SearchHit]:
-        terms = _query_terms(query)
-        if not terms or limit <= 0:
+        words = _query_terms(query)
+        if not words or limit <= 0:
             return []
-        whole = _any_of(terms)
         params: dict[str, object] = {
-            "match": whole,
-            "snippet": whole,
             "workspace": workspace_id,
             "project": project_id,
             "types": _json(sorted(filters.types)),
             "statuses": _json(sorted(filters.statuses)),
             "tags": _json(sorted(filters.tags)),
-            "limit": limit,
         }
         try:
             connection = self._store.connection()
-            rows = self._narrowed(connection, terms, params, limit) if len(terms) > 1 else None
-            if rows is None:
-                params["match"] = whole
-                rows = connection.execute(_SEARCH, params).fetchall()
+            count, tokens = self._project_size(connection, params)
+            ranked = _ranked(connection, words, params, count, tokens, limit) if count else []
+            if not ranked:
+                return []
+            seqs = _json([seq for seq, _, _ in ranked])
+            rows = {row[0]: row[1:] for row in connection.execute(_HIT_ROWS, {"seqs": seqs})}
+            snippets = dict(connection.execute(_HIT_SNIPPETS, {"seqs": seqs, "snippet": _any_of(words)}).fetchall())
         except sqlite3.Error as exc:
             raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
         hits: list[SearchHit] = []
-        for row in rows:
-            note = _note_from_row(row)
-            snippet = rules.excerpt(row[-1] or note.body, SNIPPET_CHARS)
-            # bm25() is negative, lower is better; callers want positive, higher is better.
-            hits.append(SearchHit(note, -float(row[-2]), snippet))
+        for seq, _, score in ranked:
+            note = _note_from_row(rows[seq])
+            hits.append(SearchHit(note, score, rules.excerpt(snippets.get(seq) or note.body, SNIPPET_CHARS)))
         return hits
 
-    @staticmethod
-    def _narrowed(
-        connection: sqlite3.Connection, terms: list[str], params: dict[str, object], limit: int
-    ) -> list[Any] | None:
-        """The hits of the query cut down by split_terms; None when the whole query answers instead: the table
-        is small, every term counts and their matches are few, or the cut query gives fewer than `limit` hits."""
-        (total_rows,) = connection.execute(_MAX_ROWS).fetchone()
-        if total_rows <= CANDIDATE_ROWS:
-            return None
-        counts = dict(connection.execute(_PHRASE_ROWS, {"phrases": _json([_phrase(t) for t in terms])}).fetchall())
-        rows_by_term = {term: int(counts.get(n, 0)) for n, term in enumerate(terms)}
-        essential, rest = split_terms(rows_by_term, total_rows, CANDIDATE_ROWS)
-        if not essential:
-            return []  # no note holds any word of the query
-        if not rest and len(essential) == len(terms):
-            return None
-        if rest:
-            params["essential"] = _any_of(essential)
-            params["doubled"] = f"({params['essential']}) AND ({_any_of(essential + rest)})"
-            rows = connection.execute(_SEARCH_CANDIDATES, params).fetchall()
-        else:
-            params["match"] = _any_of(essential)
-            rows = connection.execute(_SEARCH, params).fetchall()
-        return rows if len(rows) >= limit else None
+    def _project_size(self, connection: sqlite3.Connection, params: dict[str, object]) -> tuple[int, int]:
+        """(live notes, their tokens) of the project, re-read only once the database has changed: data_version
+        moves when another connection commits, total_changes when this one writes."""
+        (version,) = connection.execute("PRAGMA data_version").fetchone()
+        stamp = (id(connection), version, connection.total_changes)
+        cache: dict[tuple[object, ...], tuple[int, int]] = getattr(self._local, "sizes", {})
+        if getattr(self._local, "stamp", None) != stamp:
+            cache = {}
+            self._local.stamp, self._local.sizes = stamp, cache
+        key = (params["workspace"], params["project"])
+        if key not in cache:
+            count, tokens = connection.execute(_PROJECT_SIZE, params).fetchone()
+            cache[key] = (int(count), int(tokens))
+        return cache[key]
+
+
+def _varints(record: bytes) -> list[int]:
+    """The SQLite varints of an FTS5 record (7 bits a byte, big-endian, high bit set = more bytes follow)."""
+    values: list[int] = []
+    value = 0
+    for byte in record:
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            values.append(value)
+            value = 0
+    return values
+
+
+def fts_tokens(size: bytes | None) -> int:
+    """The tokens of one FTS5 docsize record (every column)."""
+    return sum(_varints(size)) if size else 0
+
+
+def _bm25_k(length: float, average: float) -> float:
+    return BM25_K1 * (1 - BM25_B + BM25_B * length / average)  # FTS5's own expression, in its order
+
+
+def _ranked(
+    connection: sqlite3.Connection, words: Sequence[str], params: dict[str, object], count: int, tokens: int,
+    limit: int,
+) -> list[tuple[int, str, float]]:  # fmt: skip
+    """The best `limit` live notes of the project passing the filters as (seq, id, score), best first (ties: the
+    lower id first): Okapi BM25 over the project's `count` notes and `tokens`, idf = ln(1 + (N - df + 0.5) /
+    (df + 0.5)) (never negative, unlike the form FTS5 clamps to 1e-6)."""
+    average = tokens / count or 1.0
+    record = connection.execute(_FTS_AVERAGES).fetchone()
+    table_rows, *column_tokens = _varints(record[0]) if record is not None else [0]
+    if table_rows <= 0:
+        raise SearchUnavailableError("The FTS5 index holds no statistics; reopen the store to rebuild it.")
+    table_average = sum(column_tokens) / table_rows
+    scores: dict[int, float] = {}
+    ids: dict[int, str] = {}
+    norms: dict[int, tuple[float, float]] = {}  # per note: k with the table's average, and with the project's
+    for word in words:
+        phrase = _phrase(word)
+        matched = connection.execute(_WORD_SCORES, {**params, "phrase": phrase}).fetchall()
+        if not matched:
+            continue
+        (table_hits,) = connection.execute(_PHRASE_ROWS_ALL, {"phrase": phrase}).fetchone()
+        table_idf = math.log((table_rows - table_hits + 0.5) / (table_hits + 0.5))
+        table_idf = table_idf if table_idf > 0 else 1e-6  # FTS5 clamps the same way
+        idf = math.log(1 + (count - len(matched) + 0.5) / (len(matched) + 0.5))
+        for seq, note_id, fts_score, size, admitted in matched:
+            if not admitted:
+                continue
+            if seq not in norms:
+                length = fts_tokens(size)
+                norms[seq] = (_bm25_k(length, table_average), _bm25_k(length, average))
+            table_k, k = norms[seq]
+            ratio = -fts_score / table_idf  # f * (k1 + 1) / (f + k), solved for f, the phrase's weighted hits
+            solved = ratio * table_k / (BM25_K1 + 1 - ratio)
+            hits = round(solved)
+            if hits < 1 or abs(solved - hits) > 1e-3:
+                raise SearchUnavailableError(f"FTS5 statistics are not as expected (hits {solved!r})")
+            scores[seq] = scores.get(seq, 0.0) + idf * hits * (BM25_K1 + 1) / (hits + k)
+            ids[seq] = note_id
+    best = sorted(scores, key=lambda seq: (-scores[seq], ids[seq]))[:limit]
+    return [(seq, ids[seq], round(scores[seq], 6)) for seq in best]

@@ -177,7 +177,7 @@ def tool_result(fn: Callable[P, BaseModel], meter: Meter | None = None) -> Calla
         finally:
             if meter is not None and principal is not None and outcome != "quota_exceeded":
                 text = result.content[0].text if result is not None and result.content else ""  # type: ignore[union-attr]
-                meter.record_call(principal.workspace_id, fn.__name__, estimate_tokens(text))
+                meter.record_call(principal.workspace_id, fn.__name__, estimate_tokens(text), principal.project_id)
             logger.info(
                 "tool call",
                 extra={

@@ -450,6 +450,11 @@ class UsageOut(Wire):
     notes: int
     revisions: int
     stored_bytes: int
+    project: str | None = Field(
+        default=None,
+        description="Set for a project-scoped key: the counts are this project's alone (its notes, revisions and "
+        "bytes, and the calls made with keys scoped to it); the plan and limits are the workspace's.",
+    )
 
     @classmethod
     def of(cls, report: UsageReport) -> UsageOut:
@@ -462,7 +467,7 @@ class UsageOut(Wire):
             ),
             period=report.period, calls=report.calls, calls_by_tool=report.calls_by_tool,
             tokens_returned=report.tokens, notes=report.notes, revisions=report.revisions,
-            stored_bytes=report.stored_bytes,
+            stored_bytes=report.stored_bytes, project=report.project,
         )  # fmt: skip
 
 

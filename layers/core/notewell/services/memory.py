@@ -139,9 +139,9 @@ class MemoryService:
                  "importance": request.importance, "supersedes": superseded, "force": request.force,
                  "status": request.status},
             )  # fmt: skip
-            record = self._notes.live_idempotency(principal, request.idempotency_key)
+            record = self._notes.live_idempotency(principal, request.project, request.idempotency_key)
             if record is not None:
-                return self._replay(principal, record, hashed)
+                return self._replay(principal, record, request.idempotency_key, hashed)
 
         project = writable_project(self._deps, principal, request.project)
         attempts = 3  # an update that lost a race is judged again against the fresh note
@@ -152,7 +152,7 @@ class MemoryService:
                 if attempt == attempts - 1:
                     raise
             except IdempotencyKeyTakenError as taken:
-                return self._replay(principal, taken.record, hashed or "")
+                return self._replay(principal, taken.record, request.idempotency_key or "", hashed or "")
         raise AssertionError("unreachable")
 
     def _admit(
@@ -177,13 +177,13 @@ class MemoryService:
         key = request.idempotency_key
 
         if judgement.verdict is Verdict.DUPLICATE and existing is not None:
-            self._record_only(principal, key, hashed, RememberStatus.DUPLICATE, existing)
+            self._record_only(principal, request.project, key, hashed, RememberStatus.DUPLICATE, existing)
             return RememberOutcome(
                 RememberStatus.DUPLICATE, NoteView(existing, project.slug), existing,
                 message=f"Already known as {existing.id} ({existing.title!r}); nothing was written.",
             )  # fmt: skip
         if judgement.verdict is Verdict.CONFLICT and existing is not None:
-            self._record_only(principal, key, hashed, RememberStatus.CONFLICT, existing)
+            self._record_only(principal, request.project, key, hashed, RememberStatus.CONFLICT, existing)
             return self._conflict(request, existing)
         if judgement.verdict is Verdict.RESTATEMENT and existing is not None and not superseded:
             return self._restate(principal, project, request, existing, content, tags, key, hashed)
@@ -191,7 +191,7 @@ class MemoryService:
         note = self._new_note(principal, project, request, content, title, tags)
         writes = [NoteWrite(note, expected_version=None)]
         writes += self._notes.supersession_writes(principal, project.id, note, superseded)
-        record = self._record(principal, key, hashed, RememberStatus.CREATED, note, None)
+        record = self._record(principal, request.project, key, hashed, RememberStatus.CREATED, note, None)
         self._notes.commit(principal, writes, record)
         neighbours = self._neighbours(principal, project, note) if note.type in REVIEWED_TYPES else []
         review = note.type in REVIEWED_TYPES
@@ -225,7 +225,7 @@ class MemoryService:
             author=principal.actor,
             write_id=key or self._deps.ids.new_id("w"),
         )
-        record = self._record(principal, key, hashed, RememberStatus.UPDATED, updated, existing)
+        record = self._record(principal, request.project, key, hashed, RememberStatus.UPDATED, updated, existing)
         self._notes.commit(
             principal, [NoteWrite(updated, expected_version=existing.version, previous=existing)], record
         )
@@ -288,8 +288,8 @@ class MemoryService:
     # ----- idempotency -------------------------------------------------------------------------------------
 
     def _record(
-        self, principal: Principal, key: str | None, hashed: str | None, status: RememberStatus, note: Note | None,
-        existing: Note | None,
+        self, principal: Principal, project: str, key: str | None, hashed: str | None, status: RememberStatus,
+        note: Note | None, existing: Note | None,
     ) -> IdempotencyRecord | None:  # fmt: skip
         if key is None or hashed is None:
             return None
@@ -298,21 +298,21 @@ class MemoryService:
             result["id"] = note.id
         if existing is not None:
             result["existingId"] = existing.id
-        return self._notes.idempotency_record(principal, key, hashed, result)
+        return self._notes.idempotency_record(principal, project, key, hashed, result)
 
     def _record_only(
-        self, principal: Principal, key: str | None, hashed: str | None, status: RememberStatus, existing: Note
-    ) -> None:
+        self, principal: Principal, project: str, key: str | None, hashed: str | None, status: RememberStatus,
+        existing: Note,
+    ) -> None:  # fmt: skip
         """Writeless outcomes (duplicate, conflict) still record the key, so a retry answers the same."""
-        record = self._record(principal, key, hashed, status, None, existing)
+        record = self._record(principal, project, key, hashed, status, None, existing)
         if record is not None:
             self._notes.commit(principal, [], record)
 
-    def _replay(self, principal: Principal, record: IdempotencyRecord, hashed: str) -> RememberOutcome:
+    def _replay(self, principal: Principal, record: IdempotencyRecord, key: str, hashed: str) -> RememberOutcome:
         if record.request_hash != hashed:
             raise IdempotencyKeyReusedError(
-                f"idempotencyKey {record.key!r} was already used for a different request; use a new key for new "
-                "content."
+                f"idempotencyKey {key!r} was already used for a different request; use a new key for new content."
             )
         status = RememberStatus(str(record.result["status"]))
         note_id = str(record.result.get("id", "")) or None
@@ -355,6 +355,8 @@ class MemoryService:
         if next_actions:
             body += "\n\nNext actions:\n" + "\n".join(f"- {a.strip()}" for a in next_actions)
         rules.check_body(body)
+        # A key scoped to another project gets its 404 before anything (even the key's pin below) is written.
+        visible_project(self._deps, principal, project)
 
         if idempotency_key is not None:
             # The whole request is pinned to the key; each part replays under a key derived from it, so a retry
@@ -364,16 +366,15 @@ class MemoryService:
                 {"project": project, "summary": summary, "decisions": list(decisions), "open": list(open_items),
                  "next": list(next_actions), "failed": list(failed_approaches)},
             )  # fmt: skip
-            record = self._notes.live_idempotency(principal, idempotency_key)
+            record = self._notes.live_idempotency(principal, project, idempotency_key)
             if record is not None and record.request_hash != hashed:
                 raise IdempotencyKeyReusedError(
                     f"idempotencyKey {idempotency_key!r} was already used for a different checkpoint; use a new key."
                 )
             if record is None:
+                pin = self._notes.idempotency_record(principal, project, idempotency_key, hashed, {"op": 1})
                 try:
-                    self._notes.commit(
-                        principal, [], self._notes.idempotency_record(principal, idempotency_key, hashed, {"op": 1})
-                    )
+                    self._notes.commit(principal, [], pin)
                 except IdempotencyKeyTakenError as taken:
                     if taken.record.request_hash != hashed:
                         raise IdempotencyKeyReusedError(

@@ -7,6 +7,9 @@ container can lose its last unflushed seconds of counts, which errs in the custo
 log line ("tool call", with tool, workspace and outcome) is the record to reconcile against. The alternative, one
 synchronous increment per call, would add a DynamoDB write (and its latency and cost) to every request.
 Quotas are checked against counters read at most every FLUSH_SECONDS, plus what this process has not flushed.
+
+Each project also has its own counters (periods named `{project id}/{day}` and `{project id}/total`): its storage,
+and the calls made with keys scoped to it. A project-scoped key's get_usage reports those, never the workspace's.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ FLUSH_CALLS = 200
 TOTAL = "total"
 
 
+def project_period(project_id: str, period: str) -> str:
+    """The name of a project's counters for `period` (a day or TOTAL); never a workspace period's name."""
+    return f"{project_id}/{period}"
+
+
 def month_days(moment: datetime) -> list[str]:
     last = calendar.monthrange(moment.year, moment.month)[1]
     return [f"{moment.year:04d}-{moment.month:02d}-{day:02d}" for day in range(1, min(moment.day, last) + 1)]
@@ -54,6 +62,7 @@ class UsageReport:
     notes: int
     revisions: int
     stored_bytes: int
+    project: str | None = None  # set for a project-scoped key: every count above is this project's
 
 
 def storage_deltas(writes: Sequence[NoteWrite], revision_cap: int) -> dict[str, int]:
@@ -79,7 +88,7 @@ class Meter:
         self._pending: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
         self._pending_calls = 0
         self._last_flush = clock.now()
-        self._cache: dict[str, tuple[datetime, dict[str, int]]] = {}
+        self._cache: dict[tuple[str, str | None], tuple[datetime, dict[str, int]]] = {}
         self._plans: dict[str, tuple[datetime, Plan]] = {}
 
     def plan_of(self, workspace_id: str) -> Plan:
@@ -98,22 +107,28 @@ class Meter:
 
     # ----- recording (in memory) ---------------------------------------------------------------------------
 
-    def record_call(self, workspace_id: str, tool: str, tokens: int) -> None:
+    def record_call(self, workspace_id: str, tool: str, tokens: int, project_id: str | None = None) -> None:
+        """Count a call for the workspace and, when the key is scoped to a project, for that project too."""
         day = self._clock.now().strftime("%Y-%m-%d")
+        periods = [day] if project_id is None else [day, project_period(project_id, day)]
         with self._lock:
-            counters = self._pending[(workspace_id, day)]
-            counters[f"calls:{tool}"] += 1
-            counters[f"tokens:{tool}"] += tokens
+            for period in periods:
+                counters = self._pending[(workspace_id, period)]
+                counters[f"calls:{tool}"] += 1
+                counters[f"tokens:{tool}"] += tokens
             self._pending_calls += 1
         self.maybe_flush()
 
-    def record_storage(self, workspace_id: str, deltas: dict[str, int]) -> None:
+    def record_storage(self, workspace_id: str, deltas: dict[str, int], project_id: str | None = None) -> None:
+        """Count storage changes for the workspace and, when given, for the project they happened in."""
         if not deltas:
             return
+        periods = [TOTAL] if project_id is None else [TOTAL, project_period(project_id, TOTAL)]
         with self._lock:
-            counters = self._pending[(workspace_id, TOTAL)]
-            for name, value in deltas.items():
-                counters[name] += value
+            for period in periods:
+                counters = self._pending[(workspace_id, period)]
+                for name, value in deltas.items():
+                    counters[name] += value
 
     # ----- flushing ----------------------------------------------------------------------------------------
 
@@ -142,24 +157,33 @@ class Meter:
 
     # ----- reading and limits ------------------------------------------------------------------------------
 
-    def _stored(self, workspace_id: str, now: datetime) -> dict[str, int]:
-        cached = self._cache.get(workspace_id)
+    def _stored(self, workspace_id: str, now: datetime, project_id: str | None = None) -> dict[str, int]:
+        scope = (workspace_id, project_id)
+        cached = self._cache.get(scope)
         if cached is not None and now - cached[0] < timedelta(seconds=FLUSH_SECONDS):
             return cached[1]
-        periods = self._store.usage(workspace_id, [*month_days(now), TOTAL])
+        names = {period: period for period in [*month_days(now), TOTAL]}
+        if project_id is not None:
+            names = {project_period(project_id, period): period for period in names}
+        periods = self._store.usage(workspace_id, list(names))
         summary: dict[str, int] = defaultdict(int)
-        for period, counters in periods.items():
+        for stored, counters in periods.items():
+            period = names[stored]
             for name, value in counters.items():
                 summary[name if period == TOTAL else f"month:{name}"] += value
-        self._cache[workspace_id] = (now, dict(summary))
-        return self._cache[workspace_id][1]
+        self._cache[scope] = (now, dict(summary))
+        return self._cache[scope][1]
 
-    def _current(self, workspace_id: str, now: datetime) -> dict[str, int]:
-        summary = dict(self._stored(workspace_id, now))
+    def _current(self, workspace_id: str, now: datetime, project_id: str | None = None) -> dict[str, int]:
+        summary = dict(self._stored(workspace_id, now, project_id))
         month = now.strftime("%Y-%m")
+        prefix = "" if project_id is None else project_period(project_id, "")
         with self._lock:
-            for (ws, period), counters in self._pending.items():
-                if ws != workspace_id:
+            for (ws, stored), counters in self._pending.items():
+                if ws != workspace_id or not stored.startswith(prefix):
+                    continue
+                period = stored[len(prefix) :]
+                if "/" in period:  # a project's counters, read for the workspace: already in the workspace's own
                     continue
                 for name, value in counters.items():
                     key = name if period == TOTAL else f"month:{name}" if period.startswith(month) else ""
@@ -195,9 +219,12 @@ class Meter:
                 f"{limit:,} notes; delete or supersede notes, or {UPGRADE_HINT}."
             )
 
-    def report(self, workspace_id: str, plan: Plan) -> UsageReport:
+    def report(
+        self, workspace_id: str, plan: Plan, project_id: str | None = None, project: str | None = None
+    ) -> UsageReport:
+        """The month's usage of the workspace, or with `project_id` of that project alone (named `project`)."""
         now = self._clock.now()
-        summary = self._current(workspace_id, now)
+        summary = self._current(workspace_id, now, project_id)
         by_tool = {
             k.removeprefix("month:calls:"): v for k, v in sorted(summary.items()) if k.startswith("month:calls:")
         }
@@ -205,5 +232,5 @@ class Meter:
         return UsageReport(
             plan=plan, limits=limits_for(plan), period=now.strftime("%Y-%m"), calls=sum(by_tool.values()),
             calls_by_tool=by_tool, tokens=tokens, notes=summary.get("notes", 0),
-            revisions=summary.get("revisions", 0), stored_bytes=summary.get("bytes", 0),
+            revisions=summary.get("revisions", 0), stored_bytes=summary.get("bytes", 0), project=project,
         )  # fmt: skip

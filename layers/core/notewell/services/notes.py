@@ -40,6 +40,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
+
+
+def idempotency_scope(principal: Principal, project: str, key: str) -> str:
+    """The stored name of an idempotency key: one per caller (API key) and project, so no caller ever replays, is
+    refused by or blocks another caller's record, and one project's record never answers for another project."""
+    return f"{principal.actor}|{project}|{key}"
+
+
 # Without expectedVersion, an edit that loses a race is re-read and re-applied (last write wins); the budget
 # covers a burst of concurrent writers on one note, each round of which has at least one winner.
 UNCONDITIONED_RETRIES = 25
@@ -220,7 +228,7 @@ class NoteService:
                     "supersedes": superseded_ids,
                 },
             )
-            replayed = self._replay(principal, idempotency_key, hashed)
+            replayed = self._replay(principal, project, idempotency_key, hashed)
             if replayed is not None:
                 return replayed
 
@@ -251,12 +259,12 @@ class NoteService:
 
         record = None
         if idempotency_key is not None and hashed is not None:
-            record = self.idempotency_record(principal, idempotency_key, hashed, {"id": note.id, "version": 1})
+            record = self.idempotency_record(principal, project, idempotency_key, hashed, {"id": note.id, "version": 1})
         try:
             self.commit(principal, writes, record)
         except IdempotencyKeyTakenError as taken:
             # A concurrent twin won the race: answer as its replay would.
-            return self._replay_record(principal, taken.record, hashed or "")
+            return self._replay_record(principal, taken.record, idempotency_key or "", hashed or "")
         return NoteView(note, target.slug)
 
     def update(
@@ -477,36 +485,37 @@ class NoteService:
             self._meter.admit_new_notes(principal.workspace_id, plan, inserts)
         self._deps.store.commit(principal.workspace_id, writes, revision_cap=cap, idempotency=record)
         if self._meter is not None:
-            self._meter.record_storage(principal.workspace_id, storage_deltas(writes, cap))
+            for project_id in dict.fromkeys(w.note.project_id for w in writes):  # per project too (get_usage)
+                mine = [w for w in writes if w.note.project_id == project_id]
+                self._meter.record_storage(principal.workspace_id, storage_deltas(mine, cap), project_id)
 
-    def live_idempotency(self, principal: Principal, key: str) -> IdempotencyRecord | None:
-        """The unexpired record of an idempotency key, if any."""
-        record = self._deps.store.get_idempotency(principal.workspace_id, key)
+    def live_idempotency(self, principal: Principal, project: str, key: str) -> IdempotencyRecord | None:
+        """The unexpired record of this caller's idempotency key for `project`, if any."""
+        record = self._deps.store.get_idempotency(principal.workspace_id, idempotency_scope(principal, project, key))
         now = rules.format_ts(self._deps.clock.now())
         return None if record is None or record.expires_at <= now else record
 
     def idempotency_record(
-        self, principal: Principal, key: str, hashed: str, result: dict[str, str | int]
+        self, principal: Principal, project: str, key: str, hashed: str, result: dict[str, str | int]
     ) -> IdempotencyRecord:
         now = self._deps.clock.now()
         return IdempotencyRecord(
             workspace_id=principal.workspace_id,
-            key=key,
+            key=idempotency_scope(principal, project, key),
             request_hash=hashed,
             result=result,
             recorded_at=rules.format_ts(now),
             expires_at=rules.format_ts(now + IDEMPOTENCY_TTL),
         )
 
-    def _replay(self, principal: Principal, key: str, hashed: str) -> NoteView | None:
-        record = self.live_idempotency(principal, key)
-        return None if record is None else self._replay_record(principal, record, hashed)
+    def _replay(self, principal: Principal, project: str, key: str, hashed: str) -> NoteView | None:
+        record = self.live_idempotency(principal, project, key)
+        return None if record is None else self._replay_record(principal, record, key, hashed)
 
-    def _replay_record(self, principal: Principal, record: IdempotencyRecord, hashed: str) -> NoteView:
+    def _replay_record(self, principal: Principal, record: IdempotencyRecord, key: str, hashed: str) -> NoteView:
         if record.request_hash != hashed:
             raise IdempotencyKeyReusedError(
-                f"idempotencyKey {record.key!r} was already used for a different request; "
-                "use a new key for new content."
+                f"idempotencyKey {key!r} was already used for a different request; use a new key for new content."
             )
         note = visible_note(self._deps, principal, str(record.result["id"]), allow_deleted=True)
         return NoteView(note, self.slug(principal, note.project_id))

@@ -485,7 +485,8 @@ class PortabilityService:
             "revisions": sum(len(revisions) for _, revisions in landed),
             "bytes": sum(len(n.body.encode()) for note, revisions in landed for n in (note, *revisions)),
         }
-        self._meter.record_storage(workspace_id, {k: v for k, v in deltas.items() if v})
+        # An import lands in one project: count it for that project too (get_usage of a scoped key).
+        self._meter.record_storage(workspace_id, {k: v for k, v in deltas.items() if v}, landed[0][0].project_id)
 
     # ----- memory.jsonl ------------------------------------------------------------------------------------
 

@@ -6,7 +6,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from notewell.domain import rules
-from notewell.domain.errors import InvalidArgumentError, NotFoundError, UnavailableError, VersionConflictError
+from notewell.domain.errors import (
+    ForbiddenError,
+    InvalidArgumentError,
+    NotFoundError,
+    UnavailableError,
+    VersionConflictError,
+)
 from notewell.domain.model import NoteWrite
 from notewell.ports import TagRenameProgress
 from notewell.services.access import Deps, require_write, visible_project, writable_project
@@ -78,10 +84,18 @@ class ProjectService:
         raise UnavailableError("The project is being updated by others right now; retry in a few seconds.")
 
     def rename(self, principal: Principal, slug: str, new_slug: str) -> Project:
-        """Rename a project; safe to retry: a retry after a rename that landed finds it done."""
+        """Rename a project; safe to retry: a retry after a rename that landed finds it done.
+
+        Workspace-wide keys only: a scoped key could otherwise move its project onto a name the workspace's other
+        keys write to (capturing their notes) and probe which names are taken.
+        """
         require_write(principal)
         rules.check_project_slug(new_slug)
         project = visible_project(self._deps, principal, slug)
+        if principal.project_id is not None:  # its own project (visible_project refused any other with 404)
+            raise ForbiddenError(
+                "Renaming a project needs a workspace-wide key; this key is scoped to one project, so ask an owner."
+            )
         if project is None:
             moved = visible_project(self._deps, principal, new_slug) if slug != new_slug else None
             if moved is not None:

@@ -19,7 +19,13 @@ class WorkspaceService:
         self._meter = meter
 
     def usage(self, principal: Principal) -> UsageReport:
-        return self._meter.report(principal.workspace_id, self._meter.plan_of(principal.workspace_id))
+        """The workspace's usage; for a project-scoped key only its project's, so it learns nothing of the others."""
+        plan = self._meter.plan_of(principal.workspace_id)
+        if principal.project_id is None:
+            return self._meter.report(principal.workspace_id, plan)
+        project = self._deps.store.get_project_by_id(principal.workspace_id, principal.project_id)
+        slug = project.slug if project is not None else principal.project_id
+        return self._meter.report(principal.workspace_id, plan, principal.project_id, slug)
 
     def set_plan(self, workspace_id: str, plan: Plan) -> Workspace:
         """Admin only (CLI): the plan also sets how many revisions each note keeps."""
