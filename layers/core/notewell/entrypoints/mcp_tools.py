@@ -555,14 +555,14 @@ def build_server(services: Services) -> MCPServer:
         to: Annotated[str, Field(description="The tag to use instead.")],
     ) -> TagRenameOut:
         """Replace a tag on every note of a project (one new version per note, history kept). If done is false,
-        call again with the same arguments to continue; notes already renamed are skipped."""
+        call again with the same arguments: it resumes where the last call stopped."""
         outcome = services.tags.rename(caller(), project, from_, to)
         return TagRenameOut(project=outcome.project, renamed=outcome.renamed, done=outcome.done)
 
     @tool("get_usage", "Get usage", READ_ONLY)
     def get_usage() -> UsageOut:
-        """Show this workspace's plan, its limits and this month's usage: calls (by tool), tokens returned, notes,
-        revisions and stored bytes."""
+        """Show the plan, its limits and this month's usage: calls (by tool), tokens returned, notes, revisions and
+        stored bytes. A key scoped to one project sees that project's counts only."""
         return UsageOut.of(services.workspaces.usage(caller()))
 
     @tool("export_project", "Export project", READ_ONLY)

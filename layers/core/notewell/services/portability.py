@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from notewell.domain import rules
-from notewell.domain.errors import InvalidArgumentError, NotewellError, NotFoundError
+from notewell.domain.errors import InvalidArgumentError, NotewellError, NotFoundError, UnavailableError
 from notewell.domain.model import Link, Note, NoteStatus, NoteType, Plan, Project
 from notewell.domain.plans import limits_for
 from notewell.domain.portability import (
@@ -48,7 +48,7 @@ from notewell.domain.portability import (
 )
 from notewell.services.access import Deps, require_write, visible_project, writable_project
 from notewell.services.notes import NoteChanges, NoteService
-from notewell.services.projects import MAX_DEFAULT_TOKENS, MIN_DEFAULT_TOKENS
+from notewell.services.projects import MAX_DEFAULT_TOKENS, MIN_DEFAULT_TOKENS, PROJECT_UPDATE_ATTEMPTS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -463,19 +463,27 @@ class PortabilityService:
             if created.id == project_id:
                 return created
             existing = created
-        merged = replace(
-            existing,
-            summary=record.summary or existing.summary,
-            instructions=record.instructions or existing.instructions,
-            default_max_tokens=(
-                record.default_max_tokens if record.default_max_tokens is not None else existing.default_max_tokens
-            ),
-        )
-        if merged == existing:
-            return existing
-        saved = replace(merged, updated_at=rules.next_updated_at(self._deps.clock.now(), existing.updated_at))
-        store.save_project(saved)
-        return saved
+        # The same conditional merge as update_project: a concurrent edit of the project's other fields (the
+        # import may have been checking a big file meanwhile) is merged on the next round, never overwritten.
+        for _ in range(PROJECT_UPDATE_ATTEMPTS):
+            merged = replace(
+                existing,
+                summary=record.summary or existing.summary,
+                instructions=record.instructions or existing.instructions,
+                default_max_tokens=(
+                    record.default_max_tokens if record.default_max_tokens is not None else existing.default_max_tokens
+                ),
+            )
+            if merged == existing:
+                return existing
+            saved = replace(merged, updated_at=rules.next_updated_at(self._deps.clock.now(), existing.updated_at))
+            if store.save_project(saved, expected=existing):
+                return saved
+            fresh = store.get_project_by_id(principal.workspace_id, existing.id)
+            if fresh is None:
+                raise NotFoundError(f"Project {slug!r} was deleted meanwhile; nothing was imported.")
+            existing = fresh
+        raise UnavailableError(f"Project {slug!r} is being updated by others right now; retry the import.")
 
     def _record_storage(self, workspace_id: str, landed: Sequence[tuple[Note, Sequence[Note]]]) -> None:
         if self._meter is None or not landed:
