@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import os
 import socket
+import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -134,15 +137,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         environ["NOTEWELL_TABLE"] = args.table
     settings = Settings.from_env(environ)
     data_dir = args.data_dir if args.data_dir is not None else default_data_dir(environ)
-    return Settings(
-        backend=settings.backend,
-        data_dir=data_dir,
-        table_name=settings.table_name,
-        aws_region=settings.aws_region,
-        dynamodb_endpoint=settings.dynamodb_endpoint,
-        allowed_hosts=settings.allowed_hosts,
-        cursor_secret=settings.cursor_secret,
-    )
+    return dataclasses.replace(settings, data_dir=data_dir)  # keeps every other setting, the feed horizon too
 
 
 def connection_help(url: str, secret: str) -> str:
@@ -325,14 +320,7 @@ def _export(args: argparse.Namespace) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
             return 0
         out: Path = args.out
-        partial = out.with_name(out.name + ".partial")  # a failed export never leaves a truncated file behind
-        try:
-            with partial.open("w", encoding="utf-8", newline="\n") as handle:
-                notes = _write_lines(handle, lines, bar)
-            partial.replace(out)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
+        notes = _export_to(out, lines, bar)
     except OSError as exc:
         raise NotewellError(f"Cannot write the export: {exc}") from exc
     finally:
@@ -340,6 +328,48 @@ def _export(args: argparse.Namespace) -> int:
             bar.close()
     print(f"Exported project {args.project} to {out} ({notes} notes).")
     return 0
+
+
+def _export_to(out: Path, lines: Iterator[str], bar: ProgressBar | None) -> int:
+    """Write the export beside `out`, then rename it over `out`: a failed export leaves no truncated file."""
+    _refuse_special(out)
+    # mkstemp creates a fresh name exclusively (O_EXCL, 0600): it never opens a symlink planted in the directory.
+    descriptor, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    temporary = Path(name)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
+            notes = _write_lines(handle, lines, bar)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _refuse_special(out)  # again: the export may have taken a while
+        temporary.replace(out)  # renames over a symlink itself, never through it
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return notes
+
+
+def _refuse_special(out: Path) -> None:
+    """Replacing a directory, device or FIFO (or a symlink to one) is never what `--out` means."""
+    try:
+        mode = out.stat().st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    raise NotewellError(
+        f"{out} is {kind}; give --out the path of a file to create or replace, or leave --out out to write to "
+        "standard output."
+    )
 
 
 def _write_lines(stream: TextIO, lines: Iterator[str], bar: ProgressBar | None) -> int:
@@ -430,6 +460,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a failure nothing mapped (a bug): still one line, the traceback only on request
+        if os.environ.get("NOTEWELL_DEBUG"):
+            raise
+        detail = " ".join(str(exc).split())
+        print(
+            f"notewell: unexpected {type(exc).__name__}: {detail} (set NOTEWELL_DEBUG=1 for the traceback).",
+            file=sys.stderr,
+        )
         return 2
 
 
