@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -85,8 +84,9 @@ def _store_for(settings: Settings) -> tuple[Store, SearchIndex | None]:
         client = make_client(region=settings.aws_region, endpoint_url=settings.dynamodb_endpoint)
         return DynamoDBStore(client, settings.table_name), None
     from notewell.adapters.sqlite import SqliteStore
+    from notewell.adapters.system import private_directory
 
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    private_directory(settings.data_dir)
     store = SqliteStore(settings.data_dir / "notewell.db")
     return store, _fulltext_for(store)
 
@@ -117,12 +117,11 @@ def _cursor_key(settings: Settings, store: Store) -> bytes:
     if settings.cursor_secret:
         return settings.cursor_secret.encode()
     if settings.backend == "dynamodb":
-        raise ConfigError("NOTEWELL_CURSOR_SECRET is missing; the stack passes it from its Secrets Manager secret.")
-    key_file = settings.data_dir / "cursor.key"
-    if key_file.exists():
-        return key_file.read_bytes()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_bytes(32)
-    key_file.write_bytes(key)
-    key_file.chmod(0o600)
-    return key
+        raise ConfigError(
+            "NOTEWELL_CURSOR_SECRET is missing; set it to the SecretString of the stack's CursorSecret "
+            "in Secrets Manager (the stack's function gets it from there)."
+        )
+    from notewell.adapters.system import load_or_create_key, private_directory
+
+    private_directory(settings.data_dir)
+    return load_or_create_key(settings.data_dir / "cursor.key")

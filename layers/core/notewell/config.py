@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
 Backend = Literal["sqlite", "dynamodb"]
 
@@ -28,7 +29,8 @@ class Settings:
     table_name: str | None = None
     aws_region: str | None = None
     dynamodb_endpoint: str | None = None
-    allowed_hosts: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()  # Host header names served (each with any port, unless one is given)
+    allowed_origins: tuple[str, ...] = ()  # browser origins accepted besides those on an allowed host
     cursor_secret: str | None = None
     feed_horizon_seconds: float | None = None  # None: the store's default (see bootstrap.py)
 
@@ -40,7 +42,8 @@ class Settings:
         table = environ.get("NOTEWELL_TABLE") or None
         if backend == "dynamodb" and not table:
             raise ConfigError("NOTEWELL_TABLE is missing; set it to the DynamoDB table name of the stack.")
-        hosts = tuple(h.strip() for h in environ.get("NOTEWELL_ALLOWED_HOSTS", "").split(",") if h.strip())
+        hosts = allowed_hosts(_list(environ, "NOTEWELL_ALLOWED_HOSTS"), "NOTEWELL_ALLOWED_HOSTS")
+        origins = allowed_origins(_list(environ, "NOTEWELL_ALLOWED_ORIGINS"), "NOTEWELL_ALLOWED_ORIGINS")
         return cls(
             backend="dynamodb" if backend == "dynamodb" else "sqlite",
             data_dir=default_data_dir(environ),
@@ -48,9 +51,42 @@ class Settings:
             aws_region=environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION") or None,
             dynamodb_endpoint=environ.get("NOTEWELL_DYNAMODB_ENDPOINT") or None,
             allowed_hosts=hosts,
+            allowed_origins=origins,
             cursor_secret=environ.get("NOTEWELL_CURSOR_SECRET") or None,
             feed_horizon_seconds=_float(environ, "NOTEWELL_FEED_HORIZON_SECONDS"),
         )
+
+
+def _list(environ: Mapping[str, str], name: str) -> list[str]:
+    return [item.strip() for item in environ.get(name, "").split(",") if item.strip()]
+
+
+_HOST = re.compile(r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(?::\d{1,5})?")
+_ORIGIN = re.compile(r"https?://" + _HOST.pattern)
+
+
+def allowed_hosts(values: Iterable[str], source: str) -> tuple[str, ...]:
+    """Host names as clients send them in the Host header: `notes.example.com`, `10.0.0.5:8765`, `[::1]`."""
+    hosts = tuple(value.strip().lower() for value in values)
+    for host in hosts:
+        if not _HOST.fullmatch(host):
+            raise ConfigError(
+                f"{source} has {host!r}, which is not a host name; give names like notes.example.com or "
+                "notes.example.com:8443, without a scheme or path."
+            )
+    return hosts
+
+
+def allowed_origins(values: Iterable[str], source: str) -> tuple[str, ...]:
+    """Browser origins: `https://app.example.com`, `http://localhost:3000` (scheme, host, optional port)."""
+    origins = tuple(value.strip().lower().rstrip("/") for value in values)
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ConfigError(
+                f"{source} has {origin!r}, which is not an origin; give origins like https://app.example.com, "
+                "without a path."
+            )
+    return origins
 
 
 def _float(environ: Mapping[str, str], name: str) -> float | None:

@@ -60,6 +60,7 @@ import boto3
 from botocore import exceptions as botocore_errors
 from botocore.config import Config
 
+from notewell.config import ConfigError
 from notewell.domain import rules
 from notewell.domain.errors import (
     AlreadyExistsError,
@@ -159,6 +160,15 @@ _AMBIGUOUS_CODES = frozenset(
     }
 )
 _CONNECTION_ERRORS = (botocore_errors.ConnectionError, botocore_errors.HTTPClientError)
+_CREDENTIAL_CODES = frozenset(
+    {
+        "AccessDeniedException",
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "ExpiredTokenException",
+        "MissingAuthenticationTokenException",
+    }
+)
 _BUSY_REASONS = frozenset(
     {"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded", "TransactionConflict"}
 )
@@ -182,10 +192,28 @@ AUTH_SK = "AUTH"
 
 def make_client(region: str | None = None, endpoint_url: str | None = None) -> DynamoDBClient:
     """A DynamoDB client with a retry and timeout budget that fits behind API Gateway; create it once."""
-    client: DynamoDBClient = boto3.client(
-        "dynamodb", region_name=region, endpoint_url=endpoint_url, config=CLIENT_CONFIG
-    )
+    try:
+        client: DynamoDBClient = boto3.client(
+            "dynamodb", region_name=region, endpoint_url=endpoint_url, config=CLIENT_CONFIG
+        )
+    except botocore_errors.NoRegionError as exc:
+        raise ConfigError("No AWS region is set; set AWS_REGION to the region of the stack.") from exc
+    except botocore_errors.ProfileNotFound as exc:
+        raise ConfigError(f"{exc}; set AWS_PROFILE to a profile in your AWS config, or unset it.") from exc
     return client
+
+
+def _setup_error(exc: Any, table: str) -> ConfigError | None:
+    """A ClientError that says the configuration is wrong (table, credentials), as a one-sentence ConfigError."""
+    code = _error_code(exc)
+    if code == "ResourceNotFoundException":
+        return ConfigError(f"There is no DynamoDB table {table} here; set --table or NOTEWELL_TABLE to the stack's.")
+    if code in _CREDENTIAL_CODES:
+        return ConfigError(
+            f"AWS refused the credentials ({code}); set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+            "to ones that can use the table."
+        )
+    return None
 
 
 # ----- keys --------------------------------------------------------------------------------------------------
@@ -1540,10 +1568,14 @@ class DynamoDBStore:
         try:
             yield
         except botocore_errors.ClientError as exc:
-            mapped = _translate(exc, writing=writing)
+            mapped: Exception | None = _translate(exc, writing=writing) or _setup_error(exc, self._table)
             if mapped is None:
                 raise
             raise mapped from exc
+        except botocore_errors.NoCredentialsError as exc:
+            raise ConfigError(
+                "No AWS credentials found; set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
+            ) from exc
         except _CONNECTION_ERRORS as exc:
             if writing:
                 raise _UnconfirmedWriteError from exc

@@ -6,17 +6,20 @@ update and the read that decides a conflict see the same state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
 import sqlite3
+import stat
 import threading
 import weakref
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from notewell.config import ConfigError
 from notewell.domain import rules
 from notewell.domain.errors import AlreadyExistsError, NotFoundError, UnavailableError, VersionConflictError
 from notewell.domain.model import (
@@ -414,6 +417,33 @@ def _create_fts(connection: sqlite3.Connection) -> bool:
     return True
 
 
+def _create_private(path: str) -> None:
+    """Create the database file for its owner only (0600) before SQLite would (0644 less the umask): SQLite gives
+    the -wal and -shm files it creates later the database file's permissions."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        for suffix in ("", "-wal", "-shm"):  # left readable by an older Notewell
+            with contextlib.suppress(OSError):
+                file = Path(path + suffix)
+                mode = stat.S_IMODE(file.stat().st_mode)
+                if mode & 0o077:
+                    file.chmod(mode & 0o700)
+
+
+def _unusable(path: str, exc: sqlite3.Error) -> ConfigError:
+    """The one-sentence error for a database file that cannot be opened."""
+    if exc.sqlite_errorcode & 0xFF in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
+        return ConfigError(
+            f"{path} is not a usable Notewell database ({exc}); restore it from a backup, or set --data-dir or "
+            "NOTEWELL_HOME to another directory."
+        )
+    return ConfigError(
+        f"Cannot open the database {path} ({exc}); check its permissions, or set --data-dir or NOTEWELL_HOME to "
+        "another directory."
+    )
+
+
 class _ThreadConnection:
     """Holds one thread's connection; when the thread ends, its thread-local slot dies and closes it."""
 
@@ -434,8 +464,18 @@ class SqliteStore:
         self._lock = threading.Lock()
         self._slots: weakref.WeakSet[_ThreadConnection] = weakref.WeakSet()
         self._closed = False
-        Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        self._create_schema()
+        try:
+            Path(self._path).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            _create_private(self._path)
+            self._create_schema()
+        except sqlite3.Error as exc:
+            self.close()
+            raise _unusable(self._path, exc) from exc
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot create the database {self._path} ({exc.strerror}); set --data-dir or NOTEWELL_HOME to a "
+                "directory you can write."
+            ) from exc
 
     # ----- connections and transactions --------------------------------------------------------------------
 
@@ -505,7 +545,7 @@ class SqliteStore:
         with self._transaction() as connection:
             (version,) = connection.execute("PRAGMA user_version").fetchone()
             if version > SCHEMA_VERSION:
-                raise RuntimeError(
+                raise ConfigError(
                     f"{self._path} has schema version {version}, newer than this Notewell "
                     f"({SCHEMA_VERSION}); upgrade Notewell to open it."
                 )

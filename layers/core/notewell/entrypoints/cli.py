@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
+import ipaddress
 import json
 import os
 import socket
+import stat
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from notewell.bootstrap import Services, bootstrap
-from notewell.config import ConfigError, Settings, default_data_dir
+from notewell.config import ConfigError, Settings, allowed_hosts, allowed_origins, default_data_dir
 from notewell.domain.errors import NotewellError
 from notewell.domain.model import Plan, Principal, Workspace
 from notewell.domain.plans import limits_for
@@ -62,6 +66,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"Interface to listen on (default {DEFAULT_HOST}).")
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"Port (default {DEFAULT_PORT}).")
     serve.add_argument("--log-level", default="WARNING", help="Log level of the JSON request log (default WARNING).")
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="Also answer requests whose Host header names HOST (repeatable; adds to $NOTEWELL_ALLOWED_HOSTS), "
+        "e.g. the domain a TLS proxy in front forwards.",
+    )
+    serve.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="Also accept browser requests from ORIGIN, e.g. https://app.example.com (repeatable; adds to "
+        "$NOTEWELL_ALLOWED_ORIGINS). Origins on an allowed host are always accepted.",
+    )
     _common(serve)
 
     keys = verbs.add_parser("keys", help="Create, list or revoke API keys.")
@@ -133,15 +153,12 @@ def _settings(args: argparse.Namespace) -> Settings:
     if getattr(args, "table", None):
         environ["NOTEWELL_TABLE"] = args.table
     settings = Settings.from_env(environ)
-    data_dir = args.data_dir if args.data_dir is not None else default_data_dir(environ)
-    return Settings(
-        backend=settings.backend,
-        data_dir=data_dir,
-        table_name=settings.table_name,
-        aws_region=settings.aws_region,
-        dynamodb_endpoint=settings.dynamodb_endpoint,
-        allowed_hosts=settings.allowed_hosts,
-        cursor_secret=settings.cursor_secret,
+    return dataclasses.replace(
+        settings,
+        data_dir=args.data_dir if args.data_dir is not None else default_data_dir(environ),
+        allowed_hosts=settings.allowed_hosts + allowed_hosts(getattr(args, "allowed_host", ()), "--allowed-host"),
+        allowed_origins=settings.allowed_origins
+        + allowed_origins(getattr(args, "allowed_origin", ()), "--allowed-origin"),
     )
 
 
@@ -169,26 +186,64 @@ def _serve(args: argparse.Namespace) -> int:
     # Bind before printing anything: once the key is on screen the port already accepts connections, and a port
     # in use fails here with a clear message instead of after the banner.
     listener = _listen(args.host, args.port)
-    services = bootstrap(settings)
-    configure_logging(args.log_level, stream=sys.stderr)
-    workspace, created = services.auth.default_workspace(plan=Plan.ENTERPRISE)  # serve is always the embedded store
-    url = f"http://{args.host}:{args.port}/mcp"
-    print(f"Notewell serving {url} (data: {settings.data_dir})", flush=True)
-    if created:
-        issued = services.auth.create_key(workspace.id, name="first key")
-        print("First start: created a workspace and an API key.\n", flush=True)
-        print(connection_help(url, issued.secret), flush=True)
-    else:
-        print("More keys: notewell keys create (see --help).", flush=True)
-    hosts = ["127.0.0.1", "localhost", *([args.host] if args.host not in ("127.0.0.1", "localhost") else [])]
-    app = build_app(build_server(services), services, allowed_hosts=hosts)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     try:
-        server.run(sockets=[listener])
+        address, port = listener.getsockname()[:2]  # the real port, also when asked for port 0
+        services = bootstrap(settings)
+        configure_logging(args.log_level, stream=sys.stderr)
+        warning = plain_http_warning(address, port)
+        if warning is not None:
+            print(f"notewell: warning: {warning}", file=sys.stderr, flush=True)
+        workspace, created = services.auth.default_workspace(plan=Plan.ENTERPRISE)  # serve is the embedded store
+        url = f"http://{_url_host(args.host)}:{port}/mcp"
+        hosts = serve_hosts(args.host, settings.allowed_hosts)
+        print(f"Notewell serving {url} (data: {settings.data_dir})", flush=True)
+        if warning is not None:
+            print(f"Answering Host names: {', '.join(hosts)} (more with --allowed-host).", flush=True)
+        if created:
+            issued = services.auth.create_key(workspace.id, name="first key")
+            print("First start: created a workspace and an API key.\n", flush=True)
+            print(connection_help(url, issued.secret), flush=True)
+        else:
+            print("More keys: notewell keys create (see --help).", flush=True)
+        app = build_app(build_server(services), services, allowed_hosts=hosts, allowed_origins=settings.allowed_origins)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+        try:
+            server.run(sockets=[listener])
+        finally:
+            services.meter.flush()  # counts not yet flushed survive a shutdown
     finally:
         listener.close()
-        services.meter.flush()  # counts not yet flushed survive a shutdown
     return 0
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARDS = ("", "0.0.0.0", "::", "[::]")
+
+
+def serve_hosts(bind: str, configured: Sequence[str]) -> list[str]:
+    """The Host names `serve` answers to: loopback, the address it was told to bind (unless a wildcard, which no
+    client sends), then the configured ones."""
+    hosts = list(LOOPBACK_HOSTS)
+    bound = () if bind in _WILDCARDS else (_url_host(bind).lower(),)
+    for host in (*bound, *configured):
+        if host not in hosts:
+            hosts.append(host)
+    return hosts
+
+
+def plain_http_warning(address: str, port: int) -> str | None:
+    """What to say when `serve` listens beyond loopback: it speaks plain HTTP, so keys and notes travel in clear."""
+    if ipaddress.ip_address(address.partition("%")[0]).is_loopback:
+        return None
+    return (
+        f"listening on {address}:{port} over plain HTTP, so API keys and notes cross the network unencrypted; "
+        "listen on 127.0.0.1 behind a TLS reverse proxy instead (README: Serving beyond loopback)."
+    )
+
+
+def _url_host(host: str) -> str:
+    """An IPv6 address in brackets, as URLs and Host headers write it."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -325,14 +380,7 @@ def _export(args: argparse.Namespace) -> int:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
             return 0
         out: Path = args.out
-        partial = out.with_name(out.name + ".partial")  # a failed export never leaves a truncated file behind
-        try:
-            with partial.open("w", encoding="utf-8", newline="\n") as handle:
-                notes = _write_lines(handle, lines, bar)
-            partial.replace(out)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
+        notes = _export_to(out, lines, bar)
     except OSError as exc:
         raise NotewellError(f"Cannot write the export: {exc}") from exc
     finally:
@@ -340,6 +388,48 @@ def _export(args: argparse.Namespace) -> int:
             bar.close()
     print(f"Exported project {args.project} to {out} ({notes} notes).")
     return 0
+
+
+def _export_to(out: Path, lines: Iterator[str], bar: ProgressBar | None) -> int:
+    """Write the export beside `out`, then rename it over `out`: a failed export leaves no truncated file."""
+    _refuse_special(out)
+    # mkstemp creates a fresh name exclusively (O_EXCL, 0600): it never opens a symlink planted in the directory.
+    descriptor, name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".partial", dir=out.parent)
+    temporary = Path(name)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
+            notes = _write_lines(handle, lines, bar)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _refuse_special(out)  # again: the export may have taken a while
+        temporary.replace(out)  # renames over a symlink itself, never through it
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return notes
+
+
+def _refuse_special(out: Path) -> None:
+    """Replacing a directory, device or FIFO (or a symlink to one) is never what `--out` means."""
+    try:
+        mode = out.stat().st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode):
+        return
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "not a regular file"
+    )
+    raise NotewellError(
+        f"{out} is {kind}; give --out the path of a file to create or replace, or leave --out out to write to "
+        "standard output."
+    )
 
 
 def _write_lines(stream: TextIO, lines: Iterator[str], bar: ProgressBar | None) -> int:
@@ -430,6 +520,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a failure nothing mapped (a bug): still one line, the traceback only on request
+        if os.environ.get("NOTEWELL_DEBUG"):
+            raise
+        detail = " ".join(str(exc).split())
+        print(
+            f"notewell: unexpected {type(exc).__name__}: {detail} (set NOTEWELL_DEBUG=1 for the traceback).",
+            file=sys.stderr,
+        )
         return 2
 
 

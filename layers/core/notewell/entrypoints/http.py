@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
@@ -25,12 +27,79 @@ if TYPE_CHECKING:
     from notewell.bootstrap import Services
 
 
-def security_for(hosts: Sequence[str]) -> TransportSecuritySettings:
-    """DNS-rebinding protection: only these Host headers (each also with any port) reach the MCP endpoint."""
-    allowed: list[str] = []
-    for host in hosts:
-        allowed += [host, f"{host}:*"]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=allowed, allowed_origins=[])
+# The SDK's own Host/Origin check answers only on /mcp, in plain text, and after authentication; HostGuard below
+# checks every path first. The SDK still checks the Content-Type of a POST.
+SDK_SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def split_host(value: str) -> tuple[str, str | None]:
+    """`Host`-style `name[:port]` → (lowercased name without IPv6 brackets, port or None)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, _, rest = value[1:].partition("]")
+        return name, rest[1:] if rest.startswith(":") else None
+    name, colon, port = value.rpartition(":")
+    if not colon or ":" in name:  # no port, or a bare IPv6 address
+        return value, None
+    return name, port
+
+
+class HostGuard:
+    """Answers only requests addressed to this deployment: the Host must be an allowed host (DNS rebinding), and an
+    Origin, when sent, must be on an allowed host or listed (a web page on another site). Runs outermost, on every
+    path, before authentication, so a refused request looks the same with or without a key."""
+
+    def __init__(self, app: ASGIApp, hosts: Sequence[str], origins: Sequence[str] = ()) -> None:
+        self._app = app
+        self._hosts = [split_host(host) for host in hosts]
+        self._origins = frozenset(origin.lower().rstrip("/") for origin in origins)
+
+    def host_allowed(self, host: str) -> bool:
+        name, port = split_host(host)
+        return any(name == allowed and (want is None or port == want) for allowed, want in self._hosts)
+
+    def origin_allowed(self, origin: str) -> bool:
+        origin = origin.lower().rstrip("/")
+        if origin in self._origins:
+            return True
+        scheme, separator, host = origin.partition("://")
+        return bool(separator) and scheme in ("http", "https") and "/" not in host and self.host_allowed(host)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host, origin = headers.get("host", ""), headers.get("origin")
+        if not self.host_allowed(host):
+            message = (
+                f"This server does not answer to the host {host[:100]!r}; connect through an allowed name, or add it "
+                "to NOTEWELL_ALLOWED_HOSTS (notewell serve --allowed-host)."
+                if host
+                else "The request has no Host header; send one that names this server."
+            )
+            await _refuse(send, 421, "invalid_host", message)
+            return
+        if origin is not None and not self.origin_allowed(origin):
+            message = (
+                f"Requests from the web origin {origin[:100]!r} are not accepted; add it to NOTEWELL_ALLOWED_ORIGINS "
+                "(notewell serve --allowed-origin) to allow a browser client there."
+            )
+            await _refuse(send, 403, "invalid_origin", message)
+            return
+        await self._app(scope, receive, send)
+
+
+async def _refuse(send: Send, status: int, error: str, message: str) -> None:
+    body = json.dumps({"error": error, "error_description": message}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 class BearerAuthMiddleware:
@@ -100,11 +169,11 @@ async def _get_not_allowed(request: Request) -> Response:
     return Response(status_code=405, headers={"Allow": "POST"})
 
 
-def build_app(server: MCPServer, services: Services, *, allowed_hosts: Sequence[str]) -> Starlette:
+def build_app(
+    server: MCPServer, services: Services, *, allowed_hosts: Sequence[str], allowed_origins: Sequence[str] = ()
+) -> Starlette:
     """A fresh Starlette app around `server`. Cheap: Lambda builds one per invocation (see lambda_asgi.py)."""
-    mcp_app = server.streamable_http_app(
-        stateless_http=True, json_response=True, transport_security=security_for(allowed_hosts)
-    )
+    mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, transport_security=SDK_SECURITY)
     manager = server.session_manager  # the manager this call just created
 
     @contextlib.asynccontextmanager
@@ -119,5 +188,6 @@ def build_app(server: MCPServer, services: Services, *, allowed_hosts: Sequence[
             Mount("/", app=BearerAuthMiddleware(mcp_app, services)),
         ],
         lifespan=lifespan,
+        middleware=[Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins)],
     )
     return app
