@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint typecheck unit contract integration bench layer-reqs build clean
+.PHONY: serve test lint typecheck unit contract integration bench load layer-reqs build clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -38,6 +38,13 @@ integration: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench.run
 	$(BIN)/python -m tests.bench.portability
+	$(BIN)/python -m tests.bench.load --clients 4 --seconds 5
+
+# N clients for T seconds of mixed reads and writes against `notewell serve` on loopback (tests/bench/load.py).
+LOAD_CLIENTS ?= 8
+LOAD_SECONDS ?= 20
+load: $(STAMP)
+	$(BIN)/python -m tests.bench.load --clients $(LOAD_CLIENTS) --seconds $(LOAD_SECONDS)
 
 layer-reqs: $(STAMP)
 	$(BIN)/python scripts/layer_reqs.py > layers/core/requirements.txt

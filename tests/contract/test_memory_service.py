@@ -24,6 +24,7 @@ from notewell.domain.model import IdempotencyRecord, Note, NoteStatus, NoteType,
 from notewell.ports import Store
 from notewell.services.memory import ConflictKind, RememberRequest, RememberStatus
 from notewell.services.notes import NoteChanges
+from tests.support.races import WAIT_SECONDS, CommitDoor
 
 
 class FaultyStore:
@@ -194,22 +195,37 @@ def test_a_repeated_remember_replays_and_a_reused_key_with_other_content_is_refu
     )
 
 
-def test_concurrent_retries_of_one_remember_write_once(services: Services, me: Principal) -> None:
-    barrier = threading.Barrier(2, timeout=5)
+def test_concurrent_retries_of_one_remember_write_once(services: Services, me: Principal, faulty: FaultyStore) -> None:
+    remember(services, me, "The project exists before the race.")
+    door = CommitDoor(2)  # both retries pass the replay check and judge the content, then commit together
+    about_to_write: list[str] = []
+
+    def both_reach_the_commit(n: int, writes: Sequence[NoteWrite]) -> None:
+        about_to_write.append(writes[0].note.id)
+        door.arrive()
+
+    faulty.before_commit = both_reach_the_commit
     outcomes: list[Any] = []
+    failures: list[BaseException] = []
 
     def attempt() -> None:
-        barrier.wait()
-        outcomes.append(remember(services, me, "Feature flags live in LaunchDarkly.", idempotency_key="twin"))
+        try:
+            outcomes.append(remember(services, me, "Feature flags live in LaunchDarkly.", idempotency_key="twin"))
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
+            failures.append(exc)
+            door.abort()
 
-    threads = [threading.Thread(target=attempt) for _ in range(2)]
+    threads = [threading.Thread(target=attempt, name=f"retry-{n}") for n in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
-    assert len(outcomes) == 2
-    assert {o.note.note.id for o in outcomes} == {n.id for n in live_notes(services, me)}
-    assert len(live_notes(services, me)) == 1
+        thread.join(WAIT_SECONDS * 3)
+    faulty.before_commit = None
+    assert failures == [] and door.raced()
+    assert len(set(about_to_write)) == 2, "both retries were about to write a note of their own"
+    assert [o.status for o in outcomes] == [RememberStatus.CREATED] * 2
+    stored = [n for n in live_notes(services, me) if n.body == "Feature flags live in LaunchDarkly."]
+    assert len(stored) == 1 and {o.note.note.id for o in outcomes} == {stored[0].id}
 
 
 def test_checkpoint_stores_a_handoff_and_files_every_item(services: Services, me: Principal) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from notewell.domain.errors import (
 from notewell.domain.model import NoteStatus, NoteType, Principal
 from notewell.ports import Store
 from notewell.services.notes import NoteChanges, PatchMode
+from tests.support.races import WAIT_SECONDS, CommitDoor, DoorStore
 
 
 @pytest.fixture
@@ -169,48 +171,77 @@ def test_idempotency_keys_expire_after_a_day(services: Services, principal: Prin
     assert later.id != first.id
 
 
-def test_concurrent_retries_with_one_idempotency_key_write_once(services: Services, principal: Principal) -> None:
-    barrier = threading.Barrier(2, timeout=5)
-    ids: list[str] = []
+def racing_services(store: Store, clock: FixedClock, tmp_path: Path) -> tuple[Services, DoorStore, Principal]:
+    racing = DoorStore(store)
+    services = bootstrap(Settings(data_dir=tmp_path), store=racing, clock=clock)  # type: ignore[arg-type]
+    workspace = services.auth.create_workspace("acme")
+    principal = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert principal is not None
+    return services, racing, principal
+
+
+def run_racers(door: CommitDoor, *racers: Callable[[], object]) -> list[BaseException]:
     errors: list[BaseException] = []
 
-    def attempt() -> None:
+    def run(racer: Callable[[], object]) -> None:
         try:
-            barrier.wait()
-            ids.append(services.notes.create(principal, "p", title="T", body="b", idempotency_key="twin").note.id)
-        except BaseException as exc:  # noqa: BLE001 - surfaced by the assertion below
+            racer()
+        except BaseException as exc:  # noqa: BLE001 - surfaced by the caller's assertion
             errors.append(exc)
+            door.abort()
 
-    threads = [threading.Thread(target=attempt) for _ in range(2)]
+    threads = [threading.Thread(target=run, args=(racer,), name=f"racer-{n}") for n, racer in enumerate(racers)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
-    assert errors == [] and len(ids) == 2 and ids[0] == ids[1]
-    project = services.deps.store.get_project(principal.workspace_id, "p")
+        thread.join(WAIT_SECONDS * 3)
+    assert not any(thread.is_alive() for thread in threads), "a racer is stuck"
+    return errors
+
+
+def test_concurrent_retries_with_one_idempotency_key_write_once(
+    store: Store, clock: FixedClock, tmp_path: Path
+) -> None:
+    services, racing, principal = racing_services(store, clock, tmp_path)
+    services.projects.update(principal, "p", summary="Racing retries")
+    door = racing.door = CommitDoor(2)  # both retries pass the replay check, then commit together
+    ids: list[str] = []
+
+    def attempt() -> None:
+        ids.append(services.notes.create(principal, "p", title="T", body="b", idempotency_key="twin").note.id)
+
+    assert run_racers(door, attempt, attempt) == []
+    assert door.raced(), "both retries reached the commit before either wrote"
+    assert sorted(racing.outcomes) == ["IdempotencyKeyTakenError", "committed"]  # the loser replayed the winner
+    assert len(ids) == 2 and ids[0] == ids[1]
+    project = store.get_project(principal.workspace_id, "p")
     assert project is not None
-    assert len(services.deps.store.project_notes(principal.workspace_id, project.id, limit=10)) == 1
+    assert [n.id for n in store.project_notes(principal.workspace_id, project.id, limit=10)] == [ids[0]]
 
 
 def test_edits_without_expected_version_are_last_write_wins_and_none_is_lost(
-    services: Services, principal: Principal
+    store: Store, clock: FixedClock, tmp_path: Path
 ) -> None:
+    writers = 4
+    services, racing, principal = racing_services(store, clock, tmp_path)
     note = services.notes.create(principal, "p", title="Counter", body="").note
-    barrier = threading.Barrier(4, timeout=5)
+    door = racing.door = CommitDoor(writers)  # every writer's first append is made on the version the others read
 
-    def append(worker: int) -> None:
-        barrier.wait()
-        for n in range(5):
-            services.notes.patch(principal, note.id, mode=PatchMode.APPEND, text=f"w{worker}-{n}")
+    def appender(worker: int) -> Callable[[], None]:
+        def append() -> None:
+            for n in range(5):
+                services.notes.patch(principal, note.id, mode=PatchMode.APPEND, text=f"w{worker}-{n}")
 
-    threads = [threading.Thread(target=append, args=(w,)) for w in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(20)
+        return append
+
+    assert run_racers(door, *(appender(w) for w in range(writers))) == []
+    assert door.raced(), "every writer reached its first commit before any of them wrote"
+    first_tries = [answers[0] for answers in racing.answers.values()]
+    assert sorted(first_tries) == ["VersionConflictError"] * (writers - 1) + ["committed"]  # one won the race
+    assert racing.outcomes.count("committed") == writers * 5  # the others re-read and retried, losing nothing
     final = services.notes.get(principal, note.id).note
-    assert final.version == 21
-    assert sorted(final.body.split("\n")) == sorted(f"w{w}-{n}" for w in range(4) for n in range(5))
+    assert final.version == 1 + writers * 5
+    assert sorted(final.body.split("\n")) == sorted(f"w{w}-{n}" for w in range(writers) for n in range(5))
 
 
 def test_limits_and_scopes_are_enforced_before_anything_is_written(services: Services, principal: Principal) -> None:

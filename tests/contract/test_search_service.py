@@ -105,3 +105,15 @@ def test_an_unknown_project_is_an_empty_answer_not_an_error(store: Store, tmp_pa
     assert outcome.hits == [] and outcome.project_exists is False
     with pytest.raises(InvalidArgumentError):
         services.search.run(principal, "p", "  ")
+
+
+def test_other_forms_of_a_word_are_found_on_every_store(store: Store, tmp_path: Path) -> None:
+    # SQLite's index stems words (porter): the in-process ranking of other stores must find the same notes.
+    services = bootstrap(Settings(data_dir=tmp_path), store=store)
+    principal, ids = seeded(services)
+    caching = services.notes.create(principal, "p", title="Caching", body="Redis caches rendered pages.").note.id
+    assert {h.note.id for h in services.search.run(principal, "p", "cache").hits} == {
+        caching, ids["redis"], ids["memcached"]  # the last two by their tag
+    }  # fmt: skip
+    assert [h.note.id for h in services.search.run(principal, "p", "deploying").hits] == [ids["deploy"]]
+    assert [h.note.id for h in services.search.run(principal, "p", "evicting").hits] == [ids["memcached"]]

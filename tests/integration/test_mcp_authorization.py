@@ -8,18 +8,14 @@ anything (the workspaces' exports are compared before and after).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from notewell.adapters.sqlite import SqliteStore
-from notewell.bootstrap import Services, bootstrap
-from notewell.config import Settings
+from notewell.bootstrap import Services
 from notewell.domain.model import Principal
-from notewell.ports import Store
 from tests.support.mcp_harness import connect, err, make_app, ok, running
 
 pytestmark = pytest.mark.anyio
@@ -49,22 +45,6 @@ ARGUMENTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "get_usage": lambda note: {},
     "export_project": lambda note: {"project": OTHER},
 }
-
-
-@pytest.fixture(params=["sqlite", "dynamodb"])
-def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Services]:
-    store: Store
-    if request.param == "sqlite":
-        sqlite_store = SqliteStore(tmp_path / "notewell.db")
-        try:
-            yield bootstrap(Settings(data_dir=tmp_path), store=sqlite_store)
-        finally:
-            sqlite_store.close()
-    else:
-        from tests.support.dynamo import dynamodb_store
-
-        with dynamodb_store() as store:
-            yield bootstrap(Settings(data_dir=tmp_path), store=store)
 
 
 @dataclass(frozen=True)

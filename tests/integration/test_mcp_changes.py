@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from notewell.adapters.sqlite import SqliteStore
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
+from notewell.ports import Store
 from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
 
 pytestmark = pytest.mark.anyio
@@ -21,8 +21,8 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
-def feed_services(tmp_path: Path, clock: FixedClock) -> Services:
-    return bootstrap(Settings(data_dir=tmp_path), store=SqliteStore(tmp_path / "feed.db"), clock=clock)
+def feed_services(store: Store, tmp_path: Path, clock: FixedClock) -> Services:
+    return bootstrap(Settings(data_dir=tmp_path), store=store, clock=clock)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -37,7 +37,8 @@ async def test_an_agent_resumes_from_its_cursor_after_another_agent_worked(
         ]
         settling = ok(await client.call_tool("get_changes_since", {"project": "api"}))
         assert settling["changes"] == [] and settling["retryAfter"] >= 1 and settling["hasMore"] is False
-        clock.advance(seconds=10)
+        horizon = settling["retryAfter"]  # the store's settling time: 6 s on SQLite, 30 s on DynamoDB
+        clock.advance(seconds=horizon)
         first = ok(await client.call_tool("get_changes_since", {"project": "api", "limit": 3}))
         assert [c["id"] for c in first["changes"]] == ids[:3] and first["hasMore"] is True
         assert set(first["changes"][0]) == {
@@ -48,7 +49,7 @@ async def test_an_agent_resumes_from_its_cursor_after_another_agent_worked(
 
         ok(await client.call_tool("delete_note", {"id": ids[0]}))
         ok(await client.call_tool("patch_note", {"id": ids[1], "mode": "append", "text": "more"}))
-        clock.advance(seconds=10)
+        clock.advance(seconds=horizon)
         later = ok(await client.call_tool("get_changes_since", {"project": "api", "cursor": second["cursor"]}))
         assert [(c["id"], c["change"]) for c in later["changes"]] == [(ids[0], "deleted"), (ids[1], "updated")]
 

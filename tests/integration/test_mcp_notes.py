@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING
 import httpx2
 import pytest
 
-from tests.support.mcp_harness import MODES, Keys, connect, err, make_app, make_keys, ok, running
+from tests.support.mcp_harness import (
+    MODES,
+    Keys,
+    connect,
+    err,
+    keyword_search_mode,
+    make_app,
+    make_keys,
+    ok,
+    running,
+)
 
 if TYPE_CHECKING:
     from notewell.bootstrap import Services
@@ -133,7 +143,7 @@ async def test_reads_are_lean_unless_bodies_are_asked_for(services: Services, ke
         lean = ok(await client.call_tool("search_notes", {"project": "p", "query": "rate limits"}))
         hit = lean["results"][0]
         assert hit["id"] == note_id and "body" not in hit and hit["bodySize"] == len(long_body)
-        assert hit["snippet"] and len(hit["snippet"]) < 300 and lean["searchMode"] == "fulltext"
+        assert hit["snippet"] and len(hit["snippet"]) < 300 and lean["searchMode"] == keyword_search_mode(services)
         heavy = ok(await client.call_tool("search_notes", {"project": "p", "query": "rate", "includeBody": True}))
         assert heavy["results"][0]["body"] == long_body
 
@@ -283,7 +293,7 @@ async def test_semantic_search_falls_through_to_keywords_and_reports_the_mode(se
             )
         )
         found = ok(await client.call_tool("search_notes", {"project": "p", "query": "cache", "semantic": True}))
-    assert found["searchMode"] == "fulltext" and found["results"][0]["title"] == "Caching"
+    assert found["searchMode"] == keyword_search_mode(services) and found["results"][0]["title"] == "Caching"
 
 
 # ----- keys and scopes ---------------------------------------------------------------------------------------

@@ -66,6 +66,13 @@ async def connect(app: Starlette, token: str | None, mode: str) -> AsyncIterator
             yield client
 
 
+def keyword_search_mode(services: Services) -> str:
+    """The searchMode a healthy store answers keyword searches with: FTS5 on SQLite, BM25 in process elsewhere."""
+    from notewell.adapters.sqlite import SqliteStore
+
+    return "fulltext" if isinstance(services.deps.store, SqliteStore) else "ranked_scan"
+
+
 def ok(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
     assert result.structured_content is not None

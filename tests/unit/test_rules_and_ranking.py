@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from notewell.domain import ranking, rules
+from notewell.domain import ranking, rules, stemming
 from notewell.domain.errors import InvalidArgumentError, NotewellError, TooLargeError, VersionConflictError
 from notewell.domain.model import Note
 
@@ -89,3 +89,22 @@ def test_bm25_ranks_title_matches_first_and_skips_non_matches() -> None:
 def test_substring_search_is_case_insensitive() -> None:
     hits = ranking.substring([note("a", "T", "Use Redis for SESSIONS")], "redis for sessions", 5)
     assert [h.note.id for h in hits] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("caresses", "caress"), ("ponies", "poni"), ("agreed", "agre"), ("feed", "feed"), ("hopping", "hop"),
+        ("filing", "file"), ("happy", "happi"), ("relational", "relat"), ("generalization", "gener"),
+        ("adjustment", "adjust"), ("adoption", "adopt"), ("roll", "roll"), ("caching", "cach"), ("is", "is"),
+        ("café", "café"), ("v2", "v2"),
+    ],
+)  # fmt: skip
+def test_words_reduce_to_the_porter_stems_sqlite_full_text_uses(word: str, expected: str) -> None:
+    assert stemming.stem(word) == expected
+
+
+def test_bm25_matches_other_forms_of_the_query_words() -> None:
+    notes = [note("a", "Caching", "Redis caches pages."), note("b", "Queues", "SQS.")]
+    assert [h.note.id for h in ranking.bm25(notes, "cache", 10)] == ["a"]
+    assert ranking.bm25(notes, "cache", 10)[0].snippet.startswith("Redis caches")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -320,3 +321,31 @@ def test_hostile_queries_never_raise_on_many_notes(store: SqliteStore, index: Sq
     hits = index.search(WS, PROJECT, query, NO_FILTERS, 10)
 
     assert all(hit.note.project_id == PROJECT for hit in hits)
+
+
+def test_a_search_answers_from_one_state_while_notes_are_committed_between_its_reads(
+    store: SqliteStore, index: SqliteFullTextIndex
+) -> None:
+    # The load run (tests/bench/load.py) found remember failing with 500 when writes landed between the index's
+    # statistics and its per-word counts; here the writes are made to land there on every run.
+    add(store, make_note(1, "Cache warming", "cache"), make_note(2, "Queues", "sqs"))
+    landed: list[str] = []
+
+    def commit_more_notes_before_the_word_count(statement: str) -> None:
+        if statement.startswith("SELECT count(*) FROM notes_fts WHERE") and not landed:
+            more = [make_note(10 + n, f"Cache {n}", "cache cache") for n in range(5)]
+            writer = threading.Thread(target=add, args=(store, *more))  # another connection, as in the server
+            writer.start()
+            writer.join()
+            landed.append(statement)
+
+    connection = store.connection()
+    connection.set_trace_callback(commit_more_notes_before_the_word_count)
+    try:
+        hits = index.search(WS, PROJECT, "cache", NO_FILTERS, 10)
+    finally:
+        connection.set_trace_callback(None)
+
+    assert landed, "the other writer committed in the middle of the search"
+    assert ids(hits) == ["1"]  # the state the search began with
+    assert len(index.search(WS, PROJECT, "cache", NO_FILTERS, 10)) == 6  # and the next search sees the new notes

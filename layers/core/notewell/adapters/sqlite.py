@@ -1032,6 +1032,21 @@ def split_terms(
     return essential, informative[len(essential) :]
 
 
+@contextmanager
+def _read_snapshot(connection: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction around several statements: in autocommit each would read the state of its own moment,
+    and the index's statistics, per-word counts and rows of concurrent writes would disagree (a negative idf)."""
+    if connection.in_transaction:
+        yield
+        return
+    connection.execute("BEGIN")  # deferred: the snapshot is taken at the first read, and no write lock is held
+    try:
+        yield
+    finally:
+        if connection.in_transaction:
+            connection.execute("COMMIT")
+
+
 class SqliteFullTextIndex:
     """SearchIndex over the store's FTS5 table (kept in sync by triggers, so it never lags a commit); scores use
     the statistics of the searched project only, so other projects and workspaces never move them."""
@@ -1055,13 +1070,15 @@ class SqliteFullTextIndex:
         }
         try:
             connection = self._store.connection()
-            count, tokens = self._project_size(connection, params)
-            ranked = _ranked(connection, words, params, count, tokens, limit) if count else []
-            if not ranked:
-                return []
-            seqs = _json([seq for seq, _, _ in ranked])
-            rows = {row[0]: row[1:] for row in connection.execute(_HIT_ROWS, {"seqs": seqs})}
-            snippets = dict(connection.execute(_HIT_SNIPPETS, {"seqs": seqs, "snippet": _any_of(words)}).fetchall())
+            with _read_snapshot(connection):
+                count, tokens = self._project_size(connection, params)
+                ranked = _ranked(connection, words, params, count, tokens, limit) if count else []
+                if not ranked:
+                    return []
+                seqs = _json([seq for seq, _, _ in ranked])
+                rows = {row[0]: row[1:] for row in connection.execute(_HIT_ROWS, {"seqs": seqs})}
+                snippet = {"seqs": seqs, "snippet": _any_of(words)}
+                snippets = dict(connection.execute(_HIT_SNIPPETS, snippet).fetchall())
         except sqlite3.Error as exc:
             raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
         hits: list[SearchHit] = []

@@ -30,3 +30,8 @@ UPGRADE_HINT = "ask your Notewell admin to raise the plan ('notewell workspace p
 
 def limits_for(plan: Plan) -> PlanLimits:
     return PLANS[plan]
+
+
+def smallest_note_chars() -> int:
+    """The note size every plan allows: a body within it needs no look at the workspace's plan."""
+    return min(limits.note_chars for limits in PLANS.values())

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from notewell.domain.model import Note, SearchHit
 from notewell.domain.rules import excerpt
+from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -20,7 +21,8 @@ SNIPPET_CHARS = 200
 
 
 def tokens(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    """Casefolded words, each reduced to its Porter stem, as SQLite's full-text index tokenizes them."""
+    return [stem(word) for word in _WORD.findall(text.casefold())]
 
 
 # Only the start of a long body is ranked in process: enough to judge relevance, bounded in cost.

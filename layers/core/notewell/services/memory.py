@@ -143,6 +143,7 @@ class MemoryService:
             if record is not None:
                 return self._replay(principal, record, request.idempotency_key, hashed)
 
+        self._notes.check_plan_size(principal, content)
         project = writable_project(self._deps, principal, request.project)
         attempts = 3  # an update that lost a race is judged again against the fresh note
         for attempt in range(attempts):
@@ -355,6 +356,8 @@ class MemoryService:
         if next_actions:
             body += "\n\nNext actions:\n" + "\n".join(f"- {a.strip()}" for a in next_actions)
         rules.check_body(body)
+        for text in (body, *(text.strip() for _, text in items)):  # refuse before the first item is written
+            self._notes.check_plan_size(principal, text)
         # A key scoped to another project gets its 404 before anything (even the key's pin below) is written.
         visible_project(self._deps, principal, project)
 

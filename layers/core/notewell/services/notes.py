@@ -31,7 +31,7 @@ from notewell.domain.model import (
     Plan,
     Principal,
 )
-from notewell.domain.plans import UPGRADE_HINT, limits_for
+from notewell.domain.plans import UPGRADE_HINT, limits_for, smallest_note_chars
 from notewell.ports import IdempotencyKeyTakenError
 from notewell.services.access import Deps, may_see, require_write, visible_note, writable_project
 from notewell.services.metering import Meter, storage_deltas
@@ -98,6 +98,15 @@ class NoteChanges:
 def request_hash(operation: str, payload: dict[str, object]) -> str:
     canonical = json.dumps({"op": operation, **payload}, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _check_plan_size(plan: Plan, body: str) -> None:
+    limit = limits_for(plan).note_chars
+    if len(body) > limit:
+        raise TooLargeError(
+            f"Note body has {len(body):,} characters; the {plan.value} plan allows {limit:,}. Split it into linked "
+            f"notes, or {UPGRADE_HINT}."
+        )
 
 
 def _check_client_status(status: NoteStatus) -> NoteStatus:
@@ -232,6 +241,7 @@ class NoteService:
             if replayed is not None:
                 return replayed
 
+        self.check_plan_size(principal, body)
         target = writable_project(self._deps, principal, project)
         now = rules.format_ts(self._deps.clock.now())
         write_id = idempotency_key or self._deps.ids.new_id("w")
@@ -472,14 +482,10 @@ class NoteService:
         workspace = self._deps.store.get_workspace(principal.workspace_id)
         cap = workspace.revision_cap if workspace is not None else 50
         plan = workspace.plan if workspace is not None else Plan.FREE
-        limits = limits_for(plan)
         for write in writes:
             changed_body = write.previous is None or write.previous.body != write.note.body
-            if changed_body and len(write.note.body) > limits.note_chars:
-                raise TooLargeError(
-                    f"Note body has {len(write.note.body):,} characters; the {plan.value} plan allows "
-                    f"{limits.note_chars:,}. Split it into linked notes, or {UPGRADE_HINT}."
-                )
+            if changed_body:
+                _check_plan_size(plan, write.note.body)
         inserts = sum(1 for w in writes if w.expected_version is None)
         if self._meter is not None and inserts:
             self._meter.admit_new_notes(principal.workspace_id, plan, inserts)
@@ -488,6 +494,14 @@ class NoteService:
             for project_id in dict.fromkeys(w.note.project_id for w in writes):  # per project too (get_usage)
                 mine = [w for w in writes if w.note.project_id == project_id]
                 self._meter.record_storage(principal.workspace_id, storage_deltas(mine, cap), project_id)
+
+    def check_plan_size(self, principal: Principal, body: str) -> None:
+        """Refuse a new body over the workspace plan's note size before anything, even its project, is written
+        (commit checks again, for the bodies edits make)."""
+        if len(body) <= smallest_note_chars():
+            return
+        workspace = self._deps.store.get_workspace(principal.workspace_id)
+        _check_plan_size(workspace.plan if workspace is not None else Plan.FREE, body)
 
     def live_idempotency(self, principal: Principal, project: str, key: str) -> IdempotencyRecord | None:
         """The unexpired record of this caller's idempotency key for `project`, if any."""
