@@ -22,6 +22,7 @@ from notewell.domain.errors import (
 from notewell.domain.model import NoteType, Plan, Principal
 from notewell.ports import Store
 from notewell.services import projects as projects_module
+from notewell.services.memory import RememberRequest
 from notewell.services.metering import TOTAL, month_days
 from notewell.services.notes import NoteChanges
 
@@ -213,3 +214,24 @@ def test_storage_limits_of_the_plan_are_enforced_with_clear_messages(
     with pytest.raises(ForbiddenError, match="limit of the team plan is 2") as caught:
         services.notes.create(me, "p", title="Third", body="z", type=NoteType.FACT)
     assert caught.value.status == 403
+
+
+def test_a_write_over_the_note_count_into_a_new_project_leaves_no_empty_project_behind(
+    services: Services, me: Principal, monkeypatch: pytest.MonkeyPatch, store: Store
+) -> None:
+    tight = plans.PlanLimits(revisions_per_note=50, notes_per_workspace=2, calls_per_month=None, note_chars=50_000)
+    monkeypatch.setitem(plans.PLANS, Plan.FREE, tight)
+    services.notes.create(me, "p", title="First", body="a")
+    services.notes.create(me, "p", title="Second", body="b")
+    services.meter.flush()
+
+    writes = {
+        "create_note": lambda: services.notes.create(me, "fresh", title="Third", body="c"),
+        "remember": lambda: services.memory.remember(me, RememberRequest("fresh", "We deploy on Fridays.")),
+        "checkpoint": lambda: services.memory.checkpoint(me, "fresh", summary="Did things.", decisions=["Use SQS."]),
+    }
+    for name, write in writes.items():
+        with pytest.raises(ForbiddenError, match="limit of the free plan is 2") as caught:
+            write()
+        assert caught.value.status == 403, name
+        assert [p.slug for p in store.list_projects(me.workspace_id)] == ["p"], name

@@ -10,6 +10,8 @@ from notewell.domain.errors import ForbiddenError, NotFoundError
 from notewell.domain.model import Note, Principal, Project
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from notewell.ports import Clock, IdSource, Store
 
 
@@ -38,8 +40,11 @@ def visible_project(deps: Deps, principal: Principal, slug: str) -> Project | No
     return project
 
 
-def writable_project(deps: Deps, principal: Principal, slug: str) -> Project:
-    """The project named `slug`, created on first write.
+def writable_project(
+    deps: Deps, principal: Principal, slug: str, *, before_create: Callable[[], object] | None = None
+) -> Project:
+    """The project named `slug`, created on first write; `before_create` runs first when it must be created (a
+    plan check that refuses the write then leaves no empty project behind).
 
     Raises:
         ForbiddenError: read-only key.
@@ -49,6 +54,8 @@ def writable_project(deps: Deps, principal: Principal, slug: str) -> Project:
     project = visible_project(deps, principal, slug)
     if project is not None:
         return project
+    if before_create is not None:
+        before_create()
     now = rules.format_ts(deps.clock.now())
     return deps.store.create_project(
         Project(

@@ -144,7 +144,10 @@ class MemoryService:
                 return self._replay(principal, record, request.idempotency_key, hashed)
 
         self._notes.check_plan_size(principal, content)
-        project = writable_project(self._deps, principal, request.project)
+        # In a new project every memory is created: refuse one over the plan's note count before the project exists.
+        project = writable_project(
+            self._deps, principal, request.project, before_create=lambda: self._notes.admit_new_notes(principal, 1)
+        )
         attempts = 3  # an update that lost a race is judged again against the fresh note
         for attempt in range(attempts):
             try:

@@ -242,7 +242,9 @@ class NoteService:
                 return replayed
 
         self.check_plan_size(principal, body)
-        target = writable_project(self._deps, principal, project)
+        target = writable_project(
+            self._deps, principal, project, before_create=lambda: self.admit_new_notes(principal, 1)
+        )
         now = rules.format_ts(self._deps.clock.now())
         write_id = idempotency_key or self._deps.ids.new_id("w")
         note = Note(
@@ -494,6 +496,16 @@ class NoteService:
             for project_id in dict.fromkeys(w.note.project_id for w in writes):  # per project too (get_usage)
                 mine = [w for w in writes if w.note.project_id == project_id]
                 self._meter.record_storage(principal.workspace_id, storage_deltas(mine, cap), project_id)
+
+    def admit_new_notes(self, principal: Principal, count: int) -> None:
+        """Refuse (403) `count` new notes over the plan's note count, before anything is written (commit checks
+        again, for the notes each write actually adds)."""
+        if self._meter is None:
+            return
+        workspace = self._deps.store.get_workspace(principal.workspace_id)
+        self._meter.admit_new_notes(
+            principal.workspace_id, workspace.plan if workspace is not None else Plan.FREE, count
+        )
 
     def check_plan_size(self, principal: Principal, body: str) -> None:
         """Refuse a new body over the workspace plan's note size before anything, even its project, is written
