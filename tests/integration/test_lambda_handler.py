@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from functions.mcp import app as mcp_function
 from notewell.entrypoints.logs import configure_logging
-from tests.support.dynamo import table_spec
+from tests.support.dynamo import no_backoff, table_spec
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 HOST = "abc123defg.execute-api.us-east-1.amazonaws.com"
@@ -52,7 +52,9 @@ def body_of(response: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A moto DynamoDB table built from template.yaml, the function's environment, and a fresh container."""
+    """A moto DynamoDB table built from template.yaml, the function's environment, and a fresh container.
+
+    botocore's backoff is zeroed, so a fault test that exhausts the retry budget never really sleeps."""
     for name, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -66,7 +68,7 @@ def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         "NOTEWELL_CURSOR_SECRET": "lambda-test-cursor-key",
     }.items():
         monkeypatch.setenv(name, value)
-    with mock_aws():
+    with no_backoff(), mock_aws():
         boto3.client("dynamodb", region_name="us-east-1").create_table(TableName=TABLE, **table_spec())
         mcp_function._runtime.cache_clear()
         services = mcp_function._runtime()[1]
@@ -155,3 +157,4 @@ def test_logs_are_structured_and_never_carry_keys_or_bodies(lambda_env: str) -> 
     text = stream.getvalue()
     assert lambda_env not in text and lambda_env[-12:] not in text
     assert "no console edits" not in text  # the note body
+

@@ -81,7 +81,8 @@ def _global_lock() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _no_backoff() -> Iterator[None]:
+def no_backoff() -> Iterator[None]:
+    """botocore retries without sleeping: a test with throttling or timeouts stays instant."""
     backoff = botocore.retries.standard.ExponentialBackoff
     original = backoff.delay_amount
     backoff.delay_amount = lambda self, context: 0.0
@@ -118,7 +119,7 @@ def _fake_aws_env() -> Iterator[None]:
 @contextlib.contextmanager
 def dynamodb_store(table_name: str = "notewell-test") -> Iterator[DynamoDBStore]:
     """A DynamoDBStore on a fresh moto table built from template.yaml; everything is undone on exit."""
-    with _fake_aws_env(), _global_lock(), _no_backoff(), mock_aws():
+    with _fake_aws_env(), _global_lock(), no_backoff(), mock_aws():
         client = make_client(region=REGION)
         client.create_table(TableName=table_name, **table_spec())
         yield DynamoDBStore(client, table_name, sleep=lambda seconds: None)
