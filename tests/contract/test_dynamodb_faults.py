@@ -7,6 +7,7 @@ import collections
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,9 @@ from notewell.adapters.dynamodb import (
     item_size,
     note_to_item,
 )
-from notewell.domain.errors import TooLargeError, UnavailableError, VersionConflictError
+from notewell.bootstrap import bootstrap
+from notewell.config import Settings
+from notewell.domain.errors import OutcomeUnknownError, TooLargeError, UnavailableError, VersionConflictError
 from notewell.domain.model import (
     ChangeScan,
     FeedPosition,
@@ -161,6 +164,60 @@ def test_a_commit_that_never_arrived_is_unavailable_and_writes_nothing(store: Dy
     assert unavailable.value.code == "unavailable"
     assert store.get_note(WS, base.id) == base
     assert revisions(store, base) == []
+
+
+def lost_reply_then_throttled_read_back() -> FaultPlan:
+    """The commit lands but every reply is lost (botocore's 3 attempts), then the 3 attempts of the GetItem that
+    would settle it are throttled; later requests go through."""
+    landed, reads_after = False, 0
+
+    def plan(operation: str, attempt: int) -> Fault | None:
+        nonlocal landed, reads_after
+        if operation == WRITE and not landed:
+            landed = attempt == 3
+            return "commit_then_timeout" if attempt == 1 else "timeout"
+        if operation == "GetItem" and landed:
+            reads_after += 1
+            return throttled() if reads_after <= 3 else None
+        return None
+
+    return plan
+
+
+def test_a_lost_reply_whose_read_back_is_throttled_is_an_unknown_outcome_not_busy(store: DynamoDBStore) -> None:
+    base = insert(store, make_note(30, body="v1"))
+    write = edit_write(base, "v2")
+    inject_faults(store.client, lost_reply_then_throttled_read_back())
+
+    with pytest.raises(OutcomeUnknownError) as unknown:
+        store.commit(WS, [write], revision_cap=50)
+
+    assert (unknown.value.status, unknown.value.code) == (503, "outcome_unknown")
+    assert "may have been applied" in unknown.value.message and "idempotencyKey" in unknown.value.message
+    assert not isinstance(unknown.value, UnavailableError)  # never the plain "busy, retry"
+    assert store.get_note(WS, base.id) == write.note  # it was applied: "unknown" was the honest answer
+
+
+def test_after_an_unknown_outcome_a_retry_with_the_same_idempotency_key_returns_the_note_written_once(
+    store: DynamoDBStore, tmp_path: Path
+) -> None:
+    services = bootstrap(Settings(data_dir=tmp_path), store=store)
+    workspace = services.auth.create_workspace("acme")
+    me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert me is not None
+    first = services.notes.create(me, "api", title="Existing", body="The project exists already.").note
+    inject_faults(store.client, lost_reply_then_throttled_read_back())
+
+    def create() -> Note:
+        return services.notes.create(me, "api", title="Deploys", body="Use SAM.", idempotency_key="deploy-1").note
+
+    with pytest.raises(OutcomeUnknownError):
+        create()
+    retried = create()
+
+    assert (retried.title, retried.version) == ("Deploys", 1)
+    stored = store.project_notes(me.workspace_id, first.project_id, limit=10)
+    assert sorted(note.title for note in stored) == ["Deploys", "Existing"]
 
 
 # ----- (b) throttling ----------------------------------------------------------------------------------------

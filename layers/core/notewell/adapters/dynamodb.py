@@ -66,6 +66,7 @@ from notewell.domain.errors import (
     InvalidArgumentError,
     NotewellError,
     NotFoundError,
+    OutcomeUnknownError,
     TooLargeError,
     UnavailableError,
     VersionConflictError,
@@ -164,6 +165,10 @@ _BUSY_REASONS = frozenset(
 )
 
 _BUSY_MESSAGE = "The note store is busy right now; retry in a few seconds."
+_OUTCOME_UNKNOWN_MESSAGE = (
+    "The note store did not confirm this write and is too busy to check it, so it may have been applied: "
+    "read the note (get_note or get_changes_since) before writing again, or retry with the same idempotencyKey."
+)
 _UNCONFIRMED_MESSAGE = (
     "The note store did not confirm this write in time; reload the note before writing again, "
     "or retry with the same idempotencyKey."
@@ -985,7 +990,12 @@ class DynamoDBStore:
                 reasons = self._transact_once(actions, writing=True)
             except _UnconfirmedWriteError as unconfirmed:
                 # Timeouts and 5xx leave the outcome open: the transaction may have been applied.
-                if self._was_applied(workspace_id, writes, idempotency):
+                try:
+                    applied = self._was_applied(workspace_id, writes, idempotency)
+                except UnavailableError as unread:
+                    # Still open: "busy, retry" here would make a key-less retry write the note twice.
+                    raise OutcomeUnknownError(_OUTCOME_UNKNOWN_MESSAGE, retry_after=RETRY_AFTER_SECONDS) from unread
+                if applied:
                     return
                 raise UnavailableError(unconfirmed.message, retry_after=unconfirmed.retry_after) from unconfirmed
             if reasons is None:
