@@ -311,6 +311,19 @@ def test_transaction_conflicts_that_persist_end_in_a_version_conflict(store: Dyn
     assert store.get_note(WS, base.id) == base
 
 
+def test_transaction_conflicts_that_persist_on_a_create_are_busy_not_a_version_conflict(store: DynamoDBStore) -> None:
+    note = make_note(31, body="created under contention")
+    sent = inject_faults(store.client, lambda op, attempt: transaction_conflict() if op == WRITE else None)
+
+    with pytest.raises(UnavailableError) as busy:
+        store.commit(WS, [NoteWrite(note, expected_version=None)], revision_cap=50)
+
+    assert sent[WRITE] == 3
+    assert (busy.value.status, busy.value.code) == (503, "unavailable") and busy.value.retry_after >= 1
+    assert "v0" not in busy.value.message and "retry" in busy.value.message
+    assert store.get_note(WS, note.id) is None
+
+
 # ----- (d) all or nothing ------------------------------------------------------------------------------------
 
 

@@ -1447,12 +1447,14 @@ class DynamoDBStore:
     def _conflict_after_contention(
         self, workspace_id: str, positions: Sequence[_Position], index: int | None
     ) -> NotewellError:
-        """The 409 for a commit that kept losing to concurrent transactions, naming the contended note."""
+        """The 409 for an edit that kept losing to concurrent transactions, naming the contended note; 503 else."""
         position = positions[index] if index is not None and index < len(positions) else None
         write = position.write if position is not None and position.write is not None else None
         if write is None:
             write = next((p.write for p in positions if p.write is not None), None)
-        if write is None:  # only an idempotency record: no note to name
+        # Only an idempotency record, or a create: no version the caller could reload, so "v0, current is v0"
+        # would send them to reapply nothing. Contention is passing: busy, retry.
+        if write is None or write.expected_version is None:
             return UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
         current = self.get_note(workspace_id, write.note.id)
         return VersionConflictError(
