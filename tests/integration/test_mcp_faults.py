@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -17,7 +18,7 @@ from notewell.config import Settings
 from tests.support.mcp_harness import BASE, err, make_app, make_keys, ok, running
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator, Callable, Iterator
     from pathlib import Path
 
     from starlette.applications import Starlette
@@ -60,10 +61,19 @@ class _EscapingTransport(httpx2.AsyncBaseTransport):
 
 
 @contextlib.asynccontextmanager
-async def connect_escaping(app: Starlette, token: str, mode: str) -> AsyncIterator[Client]:
+async def connect_escaping(
+    app: Starlette, token: str, mode: str, statuses: list[tuple[str, int]] | None = None
+) -> AsyncIterator[Client]:
+    """The real MCP client over `_EscapingTransport`; appends (Mcp-Method or "", HTTP status) to `statuses`."""
+
+    async def record(response: httpx2.Response) -> None:
+        if statuses is not None:
+            statuses.append((response.request.headers.get("mcp-method", ""), response.status_code))
+
     transport = _EscapingTransport(httpx2.ASGITransport(app=app))
     headers = {"authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(transport=transport, base_url=BASE, headers=headers) as http:  # noqa: SIM117
+    hooks = {"response": [record]}
+    async with httpx2.AsyncClient(transport=transport, base_url=BASE, headers=headers, event_hooks=hooks) as http:  # noqa: SIM117
         async with Client(streamable_http_client(f"{BASE}/mcp", http_client=http), mode=mode) as client:
             yield client
 
@@ -118,3 +128,52 @@ async def test_a_lone_surrogate_in_the_handshake_era_is_a_parse_error_and_nothin
                 await client.call_tool(tool, arguments)
             assert refused.value.error.code == -32700 and "Parse error" in refused.value.error.message
     assert await stored_titles(services, keys.workspace) == ["Existing"]
+
+
+# ----- a store that cannot answer a resource read ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_throttled_resource_read_is_a_retryable_internal_error_not_a_permanent_invalid_params(
+    tmp_path: Path, mode: str
+) -> None:
+    from notewell.adapters.dynamodb import DynamoDBStore
+    from tests.support.dynamo import dynamodb_store, inject_faults, throttled
+
+    def note_reads_throttled(store: DynamoDBStore) -> Callable[[], None]:
+        """Throttle every GetItem of a note item (never the key lookup) until the returned function is called."""
+        throttling = True
+
+        def fault(request: Any) -> Any:
+            is_note = json.loads(request.body)["Key"]["sk"]["S"] == "NOTE"
+            return throttled()(request) if throttling and is_note else None
+
+        inject_faults(store.client, lambda op, attempt: fault if op == "GetItem" else None)
+
+        def lift() -> None:
+            nonlocal throttling
+            throttling = False
+
+        return lift
+
+    with dynamodb_store() as store:
+        services = bootstrap(Settings(data_dir=tmp_path), store=store)
+        keys = make_keys(services)
+        statuses: list[tuple[str, int]] = []
+        async with running(make_app(services)) as app, connect_escaping(app, keys.full, mode, statuses) as client:
+            note = ok(await client.call_tool("create_note", {"project": "api", "title": "Runbook", "body": "Step 1."}))
+            uri = f"notewell://notes/{note['id']}"
+            lift = note_reads_throttled(store)
+            with pytest.raises(MCPError) as busy:
+                await client.read_resource(uri)
+            busy_status = statuses[-1]
+            lift()
+            read = await client.read_resource(uri)
+            with pytest.raises(MCPError) as missing:
+                await client.read_resource("notewell://notes/n_" + "0" * 26)
+
+    assert busy.value.code == -32603 and "retry" in busy.value.message
+    assert busy.value.data == {"uri": uri, "status": 503, "code": "unavailable", "retryAfter": 2}
+    assert busy_status[1] == 200  # a JSON-RPC error in a normal reply, not the HTTP 400 of a malformed request
+    assert missing.value.code == -32602  # the SDK's resource-not-found: permanent, and still so
+    assert read.contents[0].text.startswith("# Runbook")  # type: ignore[union-attr]

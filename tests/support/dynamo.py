@@ -34,7 +34,7 @@ from notewell.adapters.dynamodb import DynamoDBStore, make_client
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 REGION = "us-east-1"
 
-Fault = Literal["commit_then_timeout", "timeout"] | Callable[[Any], AWSResponse]
+Fault = Literal["commit_then_timeout", "timeout"] | Callable[[Any], AWSResponse | None]
 FaultPlan = Callable[[str, int], "Fault | None"]
 
 
@@ -133,7 +133,8 @@ def inject_faults(client: Any, plan: FaultPlan) -> collections.Counter[str]:
 
     The plan returns None (moto answers), "commit_then_timeout" (moto applies the request, then the reply is
     lost as a read timeout), "timeout" (nothing reaches moto), or a callable building the reply from the
-    request (see `error_reply`). Returns the live count of requests sent per operation, retries included.
+    request (see `error_reply`) or returning None to let moto answer this one after all (a fault that picks
+    requests by content). Returns the live count of requests sent per operation, retries included.
     """
     # A before-send handler that merely returns a reply does not stop moto's, which runs too (botocore calls
     # every handler): take moto's out for this client and call it ourselves.
@@ -152,7 +153,8 @@ def inject_faults(client: Any, plan: FaultPlan) -> collections.Counter[str]:
         if fault == "timeout":
             raise ReadTimeoutError(endpoint_url=request.url)
         assert callable(fault)
-        return fault(request)
+        reply = fault(request)
+        return reply if reply is not None else moto_send(event_name=event_name, request=request)
 
     client.meta.events.register("before-send", handler)
     return sent
