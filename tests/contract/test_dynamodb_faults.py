@@ -7,6 +7,7 @@ import collections
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,9 @@ from notewell.adapters.dynamodb import (
     item_size,
     note_to_item,
 )
-from notewell.domain.errors import TooLargeError, UnavailableError, VersionConflictError
+from notewell.bootstrap import bootstrap
+from notewell.config import Settings
+from notewell.domain.errors import OutcomeUnknownError, TooLargeError, UnavailableError, VersionConflictError
 from notewell.domain.model import (
     ChangeScan,
     FeedPosition,
@@ -163,6 +166,60 @@ def test_a_commit_that_never_arrived_is_unavailable_and_writes_nothing(store: Dy
     assert revisions(store, base) == []
 
 
+def lost_reply_then_throttled_read_back() -> FaultPlan:
+    """The commit lands but every reply is lost (botocore's 3 attempts), then the 3 attempts of the GetItem that
+    would settle it are throttled; later requests go through."""
+    landed, reads_after = False, 0
+
+    def plan(operation: str, attempt: int) -> Fault | None:
+        nonlocal landed, reads_after
+        if operation == WRITE and not landed:
+            landed = attempt == 3
+            return "commit_then_timeout" if attempt == 1 else "timeout"
+        if operation == "GetItem" and landed:
+            reads_after += 1
+            return throttled() if reads_after <= 3 else None
+        return None
+
+    return plan
+
+
+def test_a_lost_reply_whose_read_back_is_throttled_is_an_unknown_outcome_not_busy(store: DynamoDBStore) -> None:
+    base = insert(store, make_note(30, body="v1"))
+    write = edit_write(base, "v2")
+    inject_faults(store.client, lost_reply_then_throttled_read_back())
+
+    with pytest.raises(OutcomeUnknownError) as unknown:
+        store.commit(WS, [write], revision_cap=50)
+
+    assert (unknown.value.status, unknown.value.code) == (503, "outcome_unknown")
+    assert "may have been applied" in unknown.value.message and "idempotencyKey" in unknown.value.message
+    assert not isinstance(unknown.value, UnavailableError)  # never the plain "busy, retry"
+    assert store.get_note(WS, base.id) == write.note  # it was applied: "unknown" was the honest answer
+
+
+def test_after_an_unknown_outcome_a_retry_with_the_same_idempotency_key_returns_the_note_written_once(
+    store: DynamoDBStore, tmp_path: Path
+) -> None:
+    services = bootstrap(Settings(data_dir=tmp_path), store=store)
+    workspace = services.auth.create_workspace("acme")
+    me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert me is not None
+    first = services.notes.create(me, "api", title="Existing", body="The project exists already.").note
+    inject_faults(store.client, lost_reply_then_throttled_read_back())
+
+    def create() -> Note:
+        return services.notes.create(me, "api", title="Deploys", body="Use SAM.", idempotency_key="deploy-1").note
+
+    with pytest.raises(OutcomeUnknownError):
+        create()
+    retried = create()
+
+    assert (retried.title, retried.version) == ("Deploys", 1)
+    stored = store.project_notes(me.workspace_id, first.project_id, limit=10)
+    assert sorted(note.title for note in stored) == ["Deploys", "Existing"]
+
+
 # ----- (b) throttling ----------------------------------------------------------------------------------------
 
 
@@ -252,6 +309,19 @@ def test_transaction_conflicts_that_persist_end_in_a_version_conflict(store: Dyn
     assert sent[WRITE] == 3
     assert (conflict.value.note_id, conflict.value.expected, conflict.value.current) == (base.id, 1, 1)
     assert store.get_note(WS, base.id) == base
+
+
+def test_transaction_conflicts_that_persist_on_a_create_are_busy_not_a_version_conflict(store: DynamoDBStore) -> None:
+    note = make_note(31, body="created under contention")
+    sent = inject_faults(store.client, lambda op, attempt: transaction_conflict() if op == WRITE else None)
+
+    with pytest.raises(UnavailableError) as busy:
+        store.commit(WS, [NoteWrite(note, expected_version=None)], revision_cap=50)
+
+    assert sent[WRITE] == 3
+    assert (busy.value.status, busy.value.code) == (503, "unavailable") and busy.value.retry_after >= 1
+    assert "v0" not in busy.value.message and "retry" in busy.value.message
+    assert store.get_note(WS, note.id) is None
 
 
 # ----- (d) all or nothing ------------------------------------------------------------------------------------

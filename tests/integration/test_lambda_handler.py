@@ -16,8 +16,9 @@ import pytest
 from moto import mock_aws
 
 from functions.mcp import app as mcp_function
+from notewell.adapters.dynamodb import DynamoDBStore
 from notewell.entrypoints.logs import configure_logging
-from tests.support.dynamo import table_spec
+from tests.support.dynamo import inject_faults, no_backoff, table_spec, throttled
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 HOST = "abc123defg.execute-api.us-east-1.amazonaws.com"
@@ -52,7 +53,9 @@ def body_of(response: dict[str, Any]) -> Any:
 
 @pytest.fixture
 def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A moto DynamoDB table built from template.yaml, the function's environment, and a fresh container."""
+    """A moto DynamoDB table built from template.yaml, the function's environment, and a fresh container.
+
+    botocore's backoff is zeroed, so a fault test that exhausts the retry budget never really sleeps."""
     for name, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -66,7 +69,7 @@ def lambda_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         "NOTEWELL_CURSOR_SECRET": "lambda-test-cursor-key",
     }.items():
         monkeypatch.setenv(name, value)
-    with mock_aws():
+    with no_backoff(), mock_aws():
         boto3.client("dynamodb", region_name="us-east-1").create_table(TableName=TABLE, **table_spec())
         mcp_function._runtime.cache_clear()
         services = mcp_function._runtime()[1]
@@ -155,3 +158,35 @@ def test_logs_are_structured_and_never_carry_keys_or_bodies(lambda_env: str) -> 
     text = stream.getvalue()
     assert lambda_env not in text and lambda_env[-12:] not in text
     assert "no console edits" not in text  # the note body
+
+
+# ----- faults at the DynamoDB client -------------------------------------------------------------------------
+
+
+def test_a_throttled_key_lookup_answers_503_with_retry_after_and_logs_one_line_without_the_key(
+    lambda_env: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = mcp_function._runtime()[1].deps.store
+    assert isinstance(store, DynamoDBStore)
+    throttling = True
+    sent = inject_faults(store.client, lambda op, n: throttled() if throttling and op == "GetItem" else None)
+    stream = io.StringIO()
+    configure_logging("INFO", stream=stream)
+    try:
+        refused = invoke("mcp_modern_tools_list", lambda_env, 1)
+        throttling = False
+        served = invoke("mcp_modern_tools_list", lambda_env, 2)
+    finally:
+        logging.getLogger("notewell").handlers.clear()
+
+    assert refused["statusCode"] == 503, refused.get("body")
+    assert int(refused["headers"]["retry-after"]) >= 1
+    assert "retry" in body_of(refused)["error_description"]
+    assert sent["GetItem"] >= 3  # botocore spent its retry budget before the store gave up
+    assert served["statusCode"] == 200  # the same key works once the table answers
+    lines = [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+    warnings = [line for line in lines if line["level"] == "WARNING"]
+    assert [line["message"] for line in warnings] == ["key lookup unavailable"]
+    assert warnings[0]["request_id"] == "req-mcp_modern_tools_list-1"
+    assert "Traceback" not in stream.getvalue() and not any(r.exc_info for r in caplog.records)
+    assert lambda_env not in stream.getvalue() and lambda_env not in caplog.text

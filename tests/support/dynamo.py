@@ -34,7 +34,7 @@ from notewell.adapters.dynamodb import DynamoDBStore, make_client
 TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
 REGION = "us-east-1"
 
-Fault = Literal["commit_then_timeout", "timeout"] | Callable[[Any], AWSResponse]
+Fault = Literal["commit_then_timeout", "timeout"] | Callable[[Any], AWSResponse | None]
 FaultPlan = Callable[[str, int], "Fault | None"]
 
 
@@ -81,7 +81,8 @@ def _global_lock() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _no_backoff() -> Iterator[None]:
+def no_backoff() -> Iterator[None]:
+    """botocore retries without sleeping: a test with throttling or timeouts stays instant."""
     backoff = botocore.retries.standard.ExponentialBackoff
     original = backoff.delay_amount
     backoff.delay_amount = lambda self, context: 0.0
@@ -118,7 +119,7 @@ def _fake_aws_env() -> Iterator[None]:
 @contextlib.contextmanager
 def dynamodb_store(table_name: str = "notewell-test") -> Iterator[DynamoDBStore]:
     """A DynamoDBStore on a fresh moto table built from template.yaml; everything is undone on exit."""
-    with _fake_aws_env(), _global_lock(), _no_backoff(), mock_aws():
+    with _fake_aws_env(), _global_lock(), no_backoff(), mock_aws():
         client = make_client(region=REGION)
         client.create_table(TableName=table_name, **table_spec())
         yield DynamoDBStore(client, table_name, sleep=lambda seconds: None)
@@ -132,7 +133,8 @@ def inject_faults(client: Any, plan: FaultPlan) -> collections.Counter[str]:
 
     The plan returns None (moto answers), "commit_then_timeout" (moto applies the request, then the reply is
     lost as a read timeout), "timeout" (nothing reaches moto), or a callable building the reply from the
-    request (see `error_reply`). Returns the live count of requests sent per operation, retries included.
+    request (see `error_reply`) or returning None to let moto answer this one after all (a fault that picks
+    requests by content). Returns the live count of requests sent per operation, retries included.
     """
     # A before-send handler that merely returns a reply does not stop moto's, which runs too (botocore calls
     # every handler): take moto's out for this client and call it ourselves.
@@ -151,7 +153,8 @@ def inject_faults(client: Any, plan: FaultPlan) -> collections.Counter[str]:
         if fault == "timeout":
             raise ReadTimeoutError(endpoint_url=request.url)
         assert callable(fault)
-        return fault(request)
+        reply = fault(request)
+        return reply if reply is not None else moto_send(event_name=event_name, request=request)
 
     client.meta.events.register("before-send", handler)
     return sent

@@ -158,6 +158,8 @@ class NoteStore(Protocol):
             VersionConflictError: a note is not at its `expected_version` (or an inserted id exists).
             IdempotencyKeyTakenError: the idempotency key is already recorded (nothing written).
             TooLargeError: the write exceeds a storage limit.
+            UnavailableError: the store is busy; nothing was written.
+            OutcomeUnknownError: the write may or may not have been applied (reply lost, check failed).
         """
         ...
 

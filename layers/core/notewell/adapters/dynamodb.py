@@ -67,6 +67,7 @@ from notewell.domain.errors import (
     InvalidArgumentError,
     NotewellError,
     NotFoundError,
+    OutcomeUnknownError,
     TooLargeError,
     UnavailableError,
     VersionConflictError,
@@ -174,6 +175,10 @@ _BUSY_REASONS = frozenset(
 )
 
 _BUSY_MESSAGE = "The note store is busy right now; retry in a few seconds."
+_OUTCOME_UNKNOWN_MESSAGE = (
+    "The note store did not confirm this write and is too busy to check it, so it may have been applied: "
+    "read the note (get_note or get_changes_since) before writing again, or retry with the same idempotencyKey."
+)
 _UNCONFIRMED_MESSAGE = (
     "The note store did not confirm this write in time; reload the note before writing again, "
     "or retry with the same idempotencyKey."
@@ -1013,7 +1018,12 @@ class DynamoDBStore:
                 reasons = self._transact_once(actions, writing=True)
             except _UnconfirmedWriteError as unconfirmed:
                 # Timeouts and 5xx leave the outcome open: the transaction may have been applied.
-                if self._was_applied(workspace_id, writes, idempotency):
+                try:
+                    applied = self._was_applied(workspace_id, writes, idempotency)
+                except UnavailableError as unread:
+                    # Still open: "busy, retry" here would make a key-less retry write the note twice.
+                    raise OutcomeUnknownError(_OUTCOME_UNKNOWN_MESSAGE, retry_after=RETRY_AFTER_SECONDS) from unread
+                if applied:
                     return
                 raise UnavailableError(unconfirmed.message, retry_after=unconfirmed.retry_after) from unconfirmed
             if reasons is None:
@@ -1465,12 +1475,14 @@ class DynamoDBStore:
     def _conflict_after_contention(
         self, workspace_id: str, positions: Sequence[_Position], index: int | None
     ) -> NotewellError:
-        """The 409 for a commit that kept losing to concurrent transactions, naming the contended note."""
+        """The 409 for an edit that kept losing to concurrent transactions, naming the contended note; 503 else."""
         position = positions[index] if index is not None and index < len(positions) else None
         write = position.write if position is not None and position.write is not None else None
         if write is None:
             write = next((p.write for p in positions if p.write is not None), None)
-        if write is None:  # only an idempotency record: no note to name
+        # Only an idempotency record, or a create: no version the caller could reload, so "v0, current is v0"
+        # would send them to reapply nothing. Contention is passing: busy, retry.
+        if write is None or write.expected_version is None:
             return UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
         current = self.get_note(workspace_id, write.note.id)
         return VersionConflictError(

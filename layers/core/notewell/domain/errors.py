@@ -13,7 +13,8 @@
     │   ├── PatchTargetMissingError   422  patch_target_missing
     │   └── IdempotencyKeyReusedError 422  idempotency_key_reused
     ├── QuotaExceededError            429  quota_exceeded
-    └── UnavailableError              503  unavailable
+    ├── UnavailableError              503  unavailable
+    └── OutcomeUnknownError           503  outcome_unknown
 
 Messages are one sentence that says what to do next; entrypoints show them verbatim.
 """
@@ -114,6 +115,24 @@ class QuotaExceededError(NotewellError):
 class UnavailableError(NotewellError):
     status = 503
     code = "unavailable"
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def details(self) -> dict[str, object]:
+        return {"retryAfter": self.retry_after}
+
+
+class OutcomeUnknownError(NotewellError):
+    """A write that may or may not have been applied: its reply was lost and checking it failed too.
+
+    Not an UnavailableError: "busy, retry" would invite a blind retry, which writes twice without an
+    idempotency key.
+    """
+
+    status = 503
+    code = "outcome_unknown"
 
     def __init__(self, message: str, retry_after: int = 1) -> None:
         super().__init__(message)

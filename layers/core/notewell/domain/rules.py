@@ -63,7 +63,25 @@ def parse_decimal(text: str) -> int | None:
     return int(text) if isinstance(text, str) and _DECIMAL.fullmatch(text) else None
 
 
+def check_unicode(label: str, text: str) -> str:
+    """`text` if UTF-8 can encode it. JSON may escape half a surrogate pair (`"\\ud800"`) and a parser may let it
+    through; no store can keep one, so it is refused here instead of failing mid-write."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _lone_surrogate(label, text, exc.start) from None
+    return text
+
+
+def _lone_surrogate(label: str, text: str, index: int) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"{label} contains a lone surrogate (U+{ord(text[index]):04X}) at character {index}; "
+        "send valid Unicode (a \\uD800-\\uDFFF escape must be half of a pair)."
+    )
+
+
 def check_title(title: str) -> str:
+    check_unicode("Title", title)
     cleaned = _WS.sub(" ", title).strip()
     if not cleaned:
         raise InvalidArgumentError("Title is empty; give the note a short, specific title.")
@@ -76,7 +94,10 @@ def check_title(title: str) -> str:
 
 def check_body(body: str) -> str:
     chars = len(body)
-    size = len(body.encode("utf-8"))
+    try:
+        size = len(body.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise _lone_surrogate("Body", body, exc.start) from None
     if chars > MAX_BODY_CHARS or size > MAX_BODY_BYTES:
         raise TooLargeError(
             f"Note body has {chars:,} characters ({size:,} bytes); the limit is {MAX_BODY_CHARS:,} characters "
@@ -88,6 +109,7 @@ def check_body(body: str) -> str:
 def check_tags(tags: Iterable[str]) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for raw in tags:
+        check_unicode(f"Tag {raw!r}", raw)
         tag = raw.strip().lower()
         if not tag or len(tag) > MAX_TAG_CHARS or not _TAG.fullmatch(tag):
             raise InvalidArgumentError(
@@ -108,6 +130,7 @@ def check_links(links: Sequence[Link], *, own_id: str | None = None) -> tuple[Li
         check_note_id(link.target)
         if link.target == own_id:
             raise InvalidArgumentError("A note cannot link to itself; remove that link.")
+        check_unicode("Link relation", link.relation)
         relation = link.relation.strip().lower() or "related"
         if len(relation) > MAX_TAG_CHARS:
             raise InvalidArgumentError(f"Link relation {link.relation!r} is too long; use a short verb phrase.")
@@ -122,6 +145,7 @@ def check_importance(importance: int) -> int:
 
 
 def check_project_text(label: str, text: str) -> str:
+    check_unicode(f"Project {label}", text)
     if len(text) > MAX_PROJECT_TEXT:
         raise InvalidArgumentError(
             f"Project {label} has {len(text):,} characters; keep it under {MAX_PROJECT_TEXT:,} "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import uuid
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
+from notewell.domain.errors import UnavailableError
 from notewell.entrypoints.mcp_tools import CURRENT_PRINCIPAL, CURRENT_REQUEST_ID
 
 if TYPE_CHECKING:
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from notewell.bootstrap import Services
+
+logger = logging.getLogger("notewell.http")
 
 
 # The SDK's own Host/Origin check answers only on /mcp, in plain text, and after authentication; HostGuard below
@@ -103,7 +107,8 @@ async def _refuse(send: Send, status: int, error: str, message: str) -> None:
 
 
 class BearerAuthMiddleware:
-    """Resolves the bearer token to a principal before the MCP app runs; 401 without a valid one."""
+    """Resolves the bearer token to a principal before the MCP app runs; 401 without a valid one, 503 with
+    Retry-After when the key store cannot answer (the key may well be valid)."""
 
     def __init__(self, app: ASGIApp, services: Services, protected_prefix: str = "/mcp") -> None:
         self._app = app
@@ -118,7 +123,13 @@ class BearerAuthMiddleware:
         request_id = headers.get("x-request-id") or _lambda_request_id(scope) or uuid.uuid4().hex
         authorization = headers.get("authorization", "")
         token = authorization[7:].strip() if authorization[:7].lower() == "bearer " else ""
-        principal = await anyio.to_thread.run_sync(self._services.auth.authenticate, token) if token else None
+        try:
+            principal = await anyio.to_thread.run_sync(self._services.auth.authenticate, token) if token else None
+        except UnavailableError as exc:
+            # Every request reads its key, so under throttling this is routine: one line, no traceback, no key.
+            logger.warning("key lookup unavailable", extra={"request_id": request_id, "retry_after": exc.retry_after})
+            await _unavailable(send, exc)
+            return
         if principal is None:
             await _unauthorized(send, token_sent=bool(token))
             return
@@ -153,6 +164,24 @@ async def _unauthorized(send: Send, *, token_sent: bool) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"www-authenticate", challenge.encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body.encode()})
+
+
+async def _unavailable(send: Send, exc: UnavailableError) -> None:
+    body = json.dumps(
+        {"error": "temporarily_unavailable", "error_description": exc.message, "retryAfter": exc.retry_after}
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": exc.status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"retry-after", str(exc.retry_after).encode()),
                 (b"content-length", str(len(body)).encode()),
             ],
         }

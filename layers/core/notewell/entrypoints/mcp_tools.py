@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from notewell.domain.errors import InvalidArgumentError, NotewellError, UnauthenticatedError
@@ -613,7 +614,7 @@ def _register_prompts_and_resources(server: MCPServer, services: Services) -> No
                 raise InvalidArgumentError(f"Export page {page!r} is not a number; use the links of export_project.")
             lines = services.portability.export_page(caller(), project, number, EXPORT_PAGE_NOTES)
         except NotewellError as exc:
-            raise ResourceNotFoundError(exc.message) from exc
+            raise _resource_error(exc, f"notewell://exports/{project}/{page}") from exc
         return "".join(line + "\n" for line in lines)
 
     @server.resource(
@@ -623,8 +624,8 @@ def _register_prompts_and_resources(server: MCPServer, services: Services) -> No
     def note_resource(id: str) -> str:
         try:
             view = services.notes.get(caller(), id)
-        except NotewellError as exc:  # not-found and bad ids read as "no such resource", like any other tenant's
-            raise ResourceNotFoundError(exc.message) from exc
+        except NotewellError as exc:
+            raise _resource_error(exc, f"notewell://notes/{id}") from exc
         note = view.note
         header = f"# {note.title}\n\n"
         meta = (
@@ -632,6 +633,15 @@ def _register_prompts_and_resources(server: MCPServer, services: Services) -> No
             f"· version: {note.version} · updated: {note.updated_at} -->\n\n"
         )
         return header + meta + note.body
+
+
+def _resource_error(exc: NotewellError, uri: str) -> Exception:
+    """Not found, bad ids and other tenants' data read as "no such resource" (-32602, the SDK's not-found since
+    SEP-2164; -32002 is retired). A busy store is -32603 with our error and a retry hint, not a permanent 4xx."""
+    if exc.status >= 500 or exc.status == 429:
+        error = {"uri": uri, "status": exc.status, "code": exc.code, **exc.details()}
+        return MCPError(code=INTERNAL_ERROR, message=exc.message, data=error)
+    return ResourceNotFoundError(exc.message)
 
 
 class _BadArgumentsAsErrors:

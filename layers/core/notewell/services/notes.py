@@ -45,6 +45,7 @@ IDEMPOTENCY_TTL = timedelta(hours=24)
 def idempotency_scope(principal: Principal, project: str, key: str) -> str:
     """The stored name of an idempotency key: one per caller (API key) and project, so no caller ever replays, is
     refused by or blocks another caller's record, and one project's record never answers for another project."""
+    rules.check_unicode("idempotencyKey", key)  # stored as part of the record's key
     return f"{principal.actor}|{project}|{key}"
 
 
