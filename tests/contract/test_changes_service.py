@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import random
 import threading
 from dataclasses import replace
@@ -15,7 +17,7 @@ from notewell.bootstrap import SQLITE_FEED_HORIZON, Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.errors import InvalidArgumentError, InvalidCursorError
 from notewell.domain.model import NoteStatus, NoteType, NoteWrite, Principal
-from notewell.ports import Store
+from notewell.ports import SequencedFeed, Store
 from notewell.services.changes import ChangesPage
 from notewell.services.notes import NoteChanges
 
@@ -92,14 +94,17 @@ def test_deletes_carry_the_last_title_and_restores_read_as_updates(
     assert [(c.kind, c.note.version) for c in restored] == [("updated", 4)]
 
 
-def test_since_starts_at_a_time_and_the_horizon_holds_back_the_newest(
-    services: Services, me: Principal, clock: FixedClock
+def test_since_starts_at_a_time_and_only_a_store_without_the_commit_sequence_holds_back_the_newest(
+    services: Services, me: Principal, clock: FixedClock, store: Store
 ) -> None:
     create(services, me, 1)
     clock.advance(hours=1)
     start = clock.now()
     later = create(services, me, 2)
     page = services.changes.since(me, "api", since=start.isoformat())
+    if isinstance(store, SequencedFeed):  # served the moment the write was acknowledged
+        assert [c.note.id for c in page.changes] == [later] and page.retry_after is None and not page.has_more
+        return
     assert page.changes == [] and page.has_more is False and page.retry_after is not None  # still settling
     settle(clock)
     page = services.changes.since(me, "api", cursor=page.cursor)
@@ -119,13 +124,17 @@ def test_a_change_stamped_before_a_read_but_committed_after_it_is_not_lost(
     clock.advance(seconds=1)
     stamped = services.notes.create(me, "api", title="Fast", body="committed first").note
     page = services.changes.since(me, "api", cursor=cursor)  # the follower reads in between
-    assert page.changes == []
+    # The commit sequence serves what is committed at once (the slow note's first version too); a horizon holds
+    # both back.
+    assert [c.note.id for c in page.changes] == ([slow, stamped.id] if isinstance(store, SequencedFeed) else [])
     late = replace(slow_note, body="stamped earlier, committed later", version=2)
     store.commit(me.workspace_id, [NoteWrite(late, expected_version=1, previous=slow_note)], revision_cap=50)
     settle(clock)
-    seen, _ = drain(services, me, page.cursor)
-    assert {c.note.id for c in seen} == {slow, stamped.id}
-    assert next(c for c in seen if c.note.id == slow).note.version == 2
+    rest, _ = drain(services, me, page.cursor)
+    seen = [(c.note.id, c.note.version) for c in [*page.changes, *rest]]
+    assert len(seen) == len(set(seen))  # nothing served twice
+    assert {note_id for note_id, _ in seen} == {slow, stamped.id}
+    assert max(version for note_id, version in seen if note_id == slow) == 2  # the late commit was not lost
 
 
 def test_filters_are_locked_to_the_cursor_but_limit_and_max_tokens_may_change(
@@ -156,7 +165,17 @@ def test_forged_truncated_and_foreign_cursors_are_refused_with_400(
     cursor = services.changes.since(me, "api", limit=1).cursor
     body, signature = cursor.split(".")
     forged = ("A" if body[0] != "A" else "B") + body[1:] + "." + signature
-    for bad in (forged, cursor[:-3], cursor + "x", "garbage", "", "a.b.c", "..", "é" * 10):
+    for bad in (
+        forged,
+        cursor[:-3],
+        cursor + "x",
+        "garbage",
+        "",
+        "a.b.c",
+        "..",
+        "é" * 10,
+        *well_formed_forgeries(cursor),
+    ):
         with pytest.raises(InvalidCursorError):
             services.changes.since(me, "api", cursor=bad)
     with pytest.raises(InvalidCursorError, match="another project"):
@@ -166,6 +185,46 @@ def test_forged_truncated_and_foreign_cursors_are_refused_with_400(
     assert rival is not None
     with pytest.raises(InvalidCursorError):
         services.changes.since(rival, "api", cursor=cursor)
+
+
+def well_formed_forgeries(cursor: str) -> list[str]:
+    """The cursor with each value of its (valid JSON) body changed, re-encoded, with the original signature: only the
+    signature check can tell these from cursors the server issued."""
+    body, signature = cursor.split(".")
+    payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    forgeries = []
+    for field, value in payload.items():
+        if isinstance(value, bool) or field == "v":
+            continue
+        changed = dict(payload)
+        if isinstance(value, int):
+            changed[field] = value + 1_000
+        elif isinstance(value, list) and value and isinstance(value[0], str):  # the (updatedAt, id) position
+            changed[field] = ["2099-01-01T00:00:00.000Z", value[1]] if len(value) == 2 else [*value, "decision"]
+        elif isinstance(value, list):
+            changed[field] = ["decision"]
+        elif value is None:
+            changed[field] = ["2099-01-01T00:00:00.000Z", ""]
+        else:
+            changed[field] = str(value) + "x"
+        text = json.dumps(changed, separators=(",", ":"), sort_keys=True).encode()
+        forgeries.append(base64.urlsafe_b64encode(text).decode().rstrip("=") + "." + signature)
+    return forgeries
+
+
+def test_a_cursor_with_a_well_formed_body_and_the_old_signature_is_refused(
+    services: Services, me: Principal, clock: FixedClock
+) -> None:
+    for n in range(3):
+        create(services, me, n)
+    settle(clock)
+    page = services.changes.since(me, "api", limit=1)
+    forgeries = well_formed_forgeries(page.cursor)
+    assert len(forgeries) >= 4  # workspace, project, filters and the position were each changed
+    for forged in forgeries:
+        with pytest.raises(InvalidCursorError):
+            services.changes.since(me, "api", cursor=forged)
+    assert len(services.changes.since(me, "api", cursor=page.cursor).changes) == 2  # the real one still works
 
 
 def test_max_tokens_bounds_a_page_but_one_change_always_comes(
@@ -194,12 +253,16 @@ def test_an_unknown_project_has_nothing_to_resume_and_its_cursor_works_later(
 
 
 def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
-    services: Services, me: Principal, clock: FixedClock
+    services: Services, me: Principal, clock: FixedClock, store: Store
 ) -> None:
     acknowledged: dict[str, int] = {}
     lock = threading.Lock()
     done = threading.Event()
     start = threading.Barrier(4, timeout=10)
+    # With the commit sequence, writers hold on midway until the follower has been served some of their changes:
+    # it must read while they write, not only after them.
+    reads_while_writing = isinstance(store, SequencedFeed)
+    served_midway = threading.Event()
 
     def writer(seed: int) -> None:
         rng = random.Random(seed)
@@ -214,6 +277,8 @@ def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
             with lock:
                 acknowledged[view.note.id] = max(acknowledged.get(view.note.id, 0), view.note.version)
             clock.advance(milliseconds=rng.randint(0, 100))
+            if reads_while_writing and n == 10:
+                served_midway.wait(10)
 
     seen: dict[str, int] = {}
 
@@ -224,6 +289,8 @@ def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
             page: ChangesPage = services.changes.since(me, "api", cursor=cursor, limit=5)
             for change in page.changes:
                 seen[change.note.id] = change.note.version
+            if page.changes:
+                served_midway.set()
             cursor = page.cursor
         settle(clock)
         rest, _ = drain(services, me, cursor, limit=5)
@@ -239,3 +306,4 @@ def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
     done.set()
     reader.join(60)
     assert seen == acknowledged
+    assert served_midway.is_set() or not reads_while_writing

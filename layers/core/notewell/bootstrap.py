@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from notewell.config import ConfigError, Settings
+from notewell.ports import SequencedFeed
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
@@ -67,7 +68,12 @@ def bootstrap(
         auth=AuthService(deps),
         memory=memory,
         context=ContextService(deps, search_service, memory),
-        changes=ChangesService(deps, cursor_key=_cursor_key(settings, store), horizon=_feed_horizon(settings, store)),
+        changes=ChangesService(
+            deps,
+            cursor_key=_cursor_key(settings, store),
+            horizon=_feed_horizon(settings, store),
+            sequenced=store if isinstance(store, SequencedFeed) else None,
+        ),
         meter=meter,
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),

@@ -6,7 +6,7 @@ Every store method takes the workspace explicitly: tenancy is part of each signa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         Project,
         SearchFilters,
         SearchHit,
+        SequencedScan,
         Workspace,
     )
     from notewell.domain.portability import ImportRecord
@@ -221,6 +222,33 @@ class NoteStore(Protocol):
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         """Up to `limit` live notes that need attention, most recently updated first: status `disputed`, or an
         unfinished supersession (`superseded_by` is not empty but the status is not `superseded`). Indexed, bounded."""
+        ...
+
+
+@runtime_checkable
+class SequencedFeed(Protocol):
+    """A change feed ordered by a per-project commit sequence: every commit that changes a note gives it the
+    project's next sequence number in the same transaction, so numbers are handed out in commit order and a reader
+    that has seen up to n has seen every change committed before n's. Changes are visible as soon as the write is
+    acknowledged: no horizon. Stores that provide it serve get_changes_since with it."""
+
+    def feed_after(
+        self,
+        workspace_id: str,
+        project_id: str,
+        after: int,
+        *,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        limit: int,
+    ) -> SequencedScan:
+        """Notes of the project (deleted included) whose newest change is numbered above `after`, in that order, at
+        most `limit`, keeping only the given types and statuses (empty: all). Indexed: bounded work per call."""
+        ...
+
+    def feed_start(self, workspace_id: str, project_id: str, after: FeedPosition) -> int:
+        """The sequence number to read after so as to see every note whose (updated_at, id) is after `after`: maps a
+        `since` time, or the position of a cursor made before the sequence existed, onto the sequence."""
         ...
 
 

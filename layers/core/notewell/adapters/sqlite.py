@@ -36,6 +36,8 @@ from notewell.domain.model import (
     Project,
     SearchFilters,
     SearchHit,
+    SequencedChange,
+    SequencedScan,
     Workspace,
 )
 from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError, TagRenameProgress
@@ -43,7 +45,9 @@ from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError, Tag
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-SCHEMA_VERSION = 3  # 2: notes_by_type, notes_needing_attention (indexes); 3: usage (opening an older file adds them)
+# 2: notes_by_type, notes_needing_attention (indexes); 3: usage; 4: notes.feed_seq and notes_feed (the commit
+# sequence of the change feed). Opening an older file adds what it lacks.
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_SECONDS = 5.0
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
@@ -96,6 +100,7 @@ _SCHEMA = (
         superseded_by TEXT NOT NULL,
         title TEXT NOT NULL,
         body TEXT NOT NULL,
+        feed_seq INTEGER NOT NULL DEFAULT 0,
         UNIQUE (workspace_id, id)
     )""",
     """CREATE INDEX IF NOT EXISTS notes_by_project
@@ -234,6 +239,27 @@ _SELECT_NOTES_BY_TYPE = f"""WITH pairs AS MATERIALIZED (
 _SELECT_CONFLICTED_NOTES = f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_needing_attention
     WHERE workspace_id = ? AND project_id = ? AND {_NEEDS_ATTENTION}
     ORDER BY updated_at DESC, id DESC LIMIT ?"""
+# The commit sequence (SequencedFeed): each write gives its note the project's next number inside the write
+# transaction. BEGIN IMMEDIATE serialises writers, so numbers follow commit order and a reader that saw n has
+# seen every change committed before it: no horizon. `feed_seq` sits after the body column (added by ALTER on
+# older files), so it is written by its own statement.
+_FEED_INDEX = "CREATE INDEX IF NOT EXISTS notes_feed ON notes (workspace_id, project_id, feed_seq)"
+_STAMP_FEED_SEQ = """UPDATE notes SET feed_seq = (
+        SELECT coalesce(max(feed_seq), 0) + 1 FROM notes INDEXED BY notes_feed
+        WHERE workspace_id = ?1 AND project_id = ?2)
+    WHERE workspace_id = ?1 AND id = ?3"""
+# Numbers existing notes per project in (updated_at, id) order, the order the feed served them in before: a
+# cursor made then maps onto the sequence (`feed_start`).
+_BACKFILL_FEED_SEQ = """UPDATE notes SET feed_seq = numbered.n FROM (
+        SELECT seq AS row_id, row_number() OVER (PARTITION BY workspace_id, project_id ORDER BY updated_at, id) AS n
+        FROM notes) AS numbered
+    WHERE notes.seq = numbered.row_id"""
+# The first number of a note after a position (the start of a `since`, or of a cursor made before the sequence).
+_SELECT_FEED_START = """SELECT min(feed_seq) FROM notes INDEXED BY notes_by_project
+    WHERE workspace_id = :workspace AND project_id = :project AND (updated_at, id) > (:updated_at, :id)"""
+_SELECT_FEED_END = """SELECT coalesce(max(feed_seq), 0) FROM notes INDEXED BY notes_feed
+    WHERE workspace_id = :workspace AND project_id = :project"""
+
 # The change feed: one range of `notes_by_project` read in ascending (updated_at, id) order (SQLite walks the
 # DESC index backwards), starting strictly after the position (a row-value seek). The filters travel as JSON
 # arrays ('[]': no filter), so the statement text never changes.
@@ -252,6 +278,10 @@ _SELECT_PAST_POSITION = f"""SELECT 1 FROM notes INDEXED BY notes_by_project
     WHERE workspace_id = :workspace AND project_id = :project AND (updated_at, id) > (:updated_at, :id)
         AND {_FEED_FILTERS}
     ORDER BY updated_at, id LIMIT 1"""
+
+_SELECT_FEED = f"""SELECT feed_seq, {_NOTE_COLUMNS} FROM notes INDEXED BY notes_feed
+    WHERE workspace_id = :workspace AND project_id = :project AND feed_seq > :after AND {_FEED_FILTERS}
+    ORDER BY feed_seq LIMIT :limit"""
 
 _IDEMPOTENCY_COLUMNS = "workspace_id, key, request_hash, result, recorded_at, expires_at"
 _SELECT_IDEMPOTENCY = f"SELECT {_IDEMPOTENCY_COLUMNS} FROM idempotency WHERE workspace_id = ? AND key = ?"
@@ -551,6 +581,11 @@ class SqliteStore:
                 )
             for statement in _SCHEMA:
                 connection.execute(statement)
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(notes)")}
+            if "feed_seq" not in columns:  # a file from before the commit sequence: number its notes once
+                connection.execute("ALTER TABLE notes ADD COLUMN feed_seq INTEGER NOT NULL DEFAULT 0")
+                connection.execute(_BACKFILL_FEED_SEQ)
+            connection.execute(_FEED_INDEX)
             has_fts = (
                 connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'notes_fts'").fetchone()
                 is not None
@@ -813,6 +848,7 @@ class SqliteStore:
         if changed != 1:
             row = connection.execute(_SELECT_VERSION, (workspace_id, note.id)).fetchone()
             raise VersionConflictError(note.id, write.expected_version or 0, 0 if row is None else row[0])
+        connection.execute(_STAMP_FEED_SEQ, (workspace_id, note.project_id, note.id))
         previous = write.previous
         if previous is not None:
             connection.execute(_INSERT_REVISION, _note_params(previous))
@@ -906,6 +942,46 @@ class SqliteStore:
             settling = connection.execute(check, params).fetchone() is not None
         return ChangeScan(notes, position, more, settling)
 
+    def feed_after(
+        self,
+        workspace_id: str,
+        project_id: str,
+        after: int,
+        *,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        limit: int,
+    ) -> SequencedScan:
+        """One range read of `notes_feed`, at most `limit` + 1 matching rows (the extra one tells `more`). The filters
+        are applied in SQL, so `position` is the last change returned (`after` when none).
+
+        Raises:
+            ValueError: `limit` is below 1.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        params: dict[str, object] = {
+            "workspace": workspace_id,
+            "project": project_id,
+            "after": after,
+            "types": _json(sorted({NoteType(t).value for t in types})),
+            "statuses": _json(sorted({NoteStatus(s).value for s in statuses})),
+            "limit": limit + 1,
+        }
+        rows = self.connection().execute(_SELECT_FEED, params).fetchall()
+        changes = [SequencedChange(row[0], _note_from_row(row[1:])) for row in rows[:limit]]
+        return SequencedScan(changes, changes[-1].seq if changes else after, len(rows) > limit)
+
+    def feed_start(self, workspace_id: str, project_id: str, after: FeedPosition) -> int:
+        params = {"workspace": workspace_id, "project": project_id, "updated_at": after.updated_at, "id": after.note_id}
+        connection = self.connection()
+        with _read_snapshot(connection):  # the first later note and the end, as of one moment
+            (first,) = connection.execute(_SELECT_FEED_START, params).fetchone()
+            if first is not None:
+                return int(first) - 1
+            (end,) = connection.execute(_SELECT_FEED_END, params).fetchone()
+            return int(end)
+
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         if limit < 1:
             return []
@@ -927,6 +1003,8 @@ class SqliteStore:
                 if connection.execute(_INSERT_NOTE, _note_params(note)).rowcount != 1:
                     continue
                 written += 1
+                # Imported notes are new to this project: followers of its feed see them arrive.
+                connection.execute(_STAMP_FEED_SEQ, (workspace_id, note.project_id, note.id))
                 connection.executemany(_INSERT_REVISION, [_note_params(revision) for revision in revisions])
         return written
 

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from notewell.domain.errors import InvalidCursorError
 from notewell.domain.model import FeedPosition
 
-VERSION = 1
+# 1: the position is (updatedAt, id), the horizon-held feed; 2: the position is a commit sequence number. Both are
+# read: a version-1 cursor made before a store had the sequence continues on it (ChangesService maps it).
+POSITION_VERSION = 1
+SEQUENCE_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +29,7 @@ class FeedCursor:
     types: tuple[str, ...]
     statuses: tuple[str, ...]
     position: FeedPosition | None
+    seq: int | None = None  # set: a sequence cursor (version 2), and `position` is None
 
 
 def _b64(data: bytes) -> str:
@@ -37,11 +41,14 @@ def _unb64(text: str) -> bytes:
 
 
 def seal(cursor: FeedCursor, key: bytes) -> str:
-    payload = {
-        "v": VERSION, "w": cursor.workspace_id, "p": cursor.project_id, "t": list(cursor.types),
+    payload: dict[str, object] = {
+        "v": POSITION_VERSION, "w": cursor.workspace_id, "p": cursor.project_id, "t": list(cursor.types),
         "s": list(cursor.statuses),
         "a": None if cursor.position is None else [cursor.position.updated_at, cursor.position.note_id],
     }  # fmt: skip
+    if cursor.seq is not None:
+        del payload["a"]
+        payload |= {"v": SEQUENCE_VERSION, "q": cursor.seq}
     body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     signature = hmac.new(key, body, hashlib.sha256).digest()[:16]
     return f"{_b64(body)}.{_b64(signature)}"
@@ -69,14 +76,21 @@ def unseal(token: str, key: bytes) -> FeedCursor:
         raise invalid
     try:
         payload = json.loads(body)
-        after = payload["a"]
-        position = None if after is None else FeedPosition(str(after[0]), str(after[1]))
+        version = payload["v"]
+        position, seq = None, None
+        if version == POSITION_VERSION:
+            after = payload["a"]
+            position = None if after is None else FeedPosition(str(after[0]), str(after[1]))
+        elif version == SEQUENCE_VERSION:
+            seq = payload["q"]
+            if type(seq) is not int or seq < 0:
+                raise invalid
+        else:
+            raise invalid
         cursor = FeedCursor(
             workspace_id=str(payload["w"]), project_id=str(payload["p"]), types=tuple(payload["t"]),
-            statuses=tuple(payload["s"]), position=position,
+            statuses=tuple(payload["s"]), position=position, seq=seq,
         )  # fmt: skip
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise invalid from exc
-    if payload.get("v") != VERSION:
-        raise invalid
     return cursor

@@ -175,6 +175,27 @@ class FeedPosition:
 
 
 @dataclass(frozen=True, slots=True)
+class SequencedChange:
+    """A note's current state at its place in the project's commit sequence (its newest change)."""
+
+    seq: int
+    note: Note
+
+
+@dataclass(frozen=True, slots=True)
+class SequencedScan:
+    """One bounded read of a store's commit-sequenced change feed.
+
+    `changes`: matching notes after the start, in commit order. `position`: the last sequence number examined,
+    matching or not (the start when nothing was). `more`: more changes may follow `position`.
+    """
+
+    changes: list[SequencedChange]
+    position: int
+    more: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ChangeScan:
     """One bounded read of the change feed.
 

@@ -1,11 +1,16 @@
 """get_changes_since: a bounded, oldest-first stream of what changed in a project, resumable by cursor.
 
-Why a horizon: a note's updatedAt is stamped before its write commits, and DynamoDB's feed index is eventually
-consistent, so a change stamped just before a reader's position can become visible after the reader has passed
-it. The feed therefore only serves changes stamped at least `horizon` ago; a change written "just before" a
-page is read is served on a later page instead of being skipped. The cost is that the newest changes arrive
-that much later (the response says when to call again). An overlap window with de-duplication would serve
-changes sooner but needs the cursor to carry every (id, version) seen inside the window: unbounded cursors.
+Two orders, one contract (strict order, never skipped, never repeated, filters locked to a sealed cursor):
+
+* The commit sequence (stores that are a `SequencedFeed`; SQLite). Every write gives its note the project's next
+  number inside its own transaction, so numbers follow commit order: a reader that has seen n has seen every change
+  committed before it, and a change is served as soon as its write is acknowledged. A note is served once, at its
+  newest change. Cursors carry the number (version 2); a `since` time and a version-1 cursor made before the store
+  had the sequence are mapped onto it (`feed_start`).
+* (updatedAt, id) with a horizon (DynamoDB, until its change records land). A note's updatedAt is stamped before its
+  write commits, and the feed index is eventually consistent, so a change stamped just before a reader's position
+  can become visible after the reader has passed it. The feed therefore only serves changes stamped at least
+  `horizon` ago, and the response says when to call again.
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ from typing import TYPE_CHECKING
 from notewell.domain import cursor as feed_cursor
 from notewell.domain import rules
 from notewell.domain.errors import InvalidArgumentError, InvalidCursorError
-from notewell.domain.model import FeedPosition, Note, NoteStatus, NoteType, Principal
+from notewell.domain.model import FeedPosition, Note, NoteStatus, NoteType, Principal, Project
 from notewell.services.access import Deps, visible_project
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import timedelta
+
+    from notewell.ports import SequencedFeed
 
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
@@ -55,10 +62,13 @@ def change_kind(note: Note) -> str:
 
 
 class ChangesService:
-    def __init__(self, deps: Deps, *, cursor_key: bytes, horizon: timedelta) -> None:
+    def __init__(
+        self, deps: Deps, *, cursor_key: bytes, horizon: timedelta, sequenced: SequencedFeed | None = None
+    ) -> None:
         self._deps = deps
         self._key = cursor_key
         self._horizon = horizon
+        self._sequenced = sequenced
 
     def since(
         self,
@@ -85,6 +95,7 @@ class ChangesService:
         target = visible_project(self._deps, principal, project)
 
         position: FeedPosition | None = None
+        seq: int | None = None
         if cursor is not None:
             state = feed_cursor.unseal(cursor, self._key)
             # A cursor from before the project existed ('' project) continues once it does.
@@ -100,18 +111,24 @@ class ChangesService:
                     "This cursor was made with other types/statuses filters; only limit and maxTokens may change "
                     f"between pages (the cursor has types={list(state.types)}, statuses={list(state.statuses)})."
                 )
-            position = state.position
+            position, seq = state.position, state.seq
         elif since is not None:
             # '' sorts before every id: changes stamped exactly at `since` are included.
             position = FeedPosition(rules.format_ts(rules.parse_ts(since)), "")
 
         if target is None:
-            empty = feed_cursor.FeedCursor(principal.workspace_id, "", type_names, status_names, position)
+            empty = feed_cursor.FeedCursor(principal.workspace_id, "", type_names, status_names, position, seq)
             return ChangesPage(
                 project, [], False, feed_cursor.seal(empty, self._key), None,
                 f"Project {project!r} has no notes yet; there is nothing to resume.",
             )  # fmt: skip
 
+        if self._sequenced is not None:
+            return self._sequenced_page(
+                principal, target, self._sequenced, position, seq, types, statuses, limit, max_tokens
+            )
+        if seq is not None:  # a sequence cursor on a store without the sequence: another deployment's
+            raise InvalidCursorError("This cursor is not one this server issued; start again with since.")
         now = self._deps.clock.now()
         horizon = rules.format_ts(now - self._horizon)
         scan = self._deps.store.changes_after(
@@ -122,8 +139,8 @@ class ChangesService:
         spent = 0
         last = position
         for note in scan.notes:
-            change = Change(note, change_kind(note), rules.excerpt(note.body, EXCERPT_CHARS))
-            cost = rules.estimate_tokens(f"{note.id}{note.title}{change.excerpt}{note.updated_at}") + 20
+            change = _change(note)
+            cost = _cost(change)
             if changes and spent + cost > max_tokens:
                 break  # the budget ends the page, never before the first change
             changes.append(change)
@@ -140,3 +157,48 @@ class ChangesService:
             retry_after = max(1, int(self._horizon.total_seconds()))
             notice = f"Newer changes are settling; call again with this cursor in {retry_after} s."
         return ChangesPage(target.slug, changes, has_more, feed_cursor.seal(state, self._key), retry_after, notice)
+
+    def _sequenced_page(
+        self,
+        principal: Principal,
+        target: Project,
+        feed: SequencedFeed,
+        position: FeedPosition | None,
+        seq: int | None,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        limit: int,
+        max_tokens: int,
+    ) -> ChangesPage:
+        if seq is None:
+            seq = 0 if position is None else feed.feed_start(principal.workspace_id, target.id, position)
+        scan = feed.feed_after(
+            principal.workspace_id, target.id, seq, types=list(types), statuses=list(statuses), limit=limit
+        )
+        changes: list[Change] = []
+        spent, last = 0, seq
+        for entry in scan.changes:
+            change = _change(entry.note)
+            cost = _cost(change)
+            if changes and spent + cost > max_tokens:
+                break  # the budget ends the page, never before the first change
+            changes.append(change)
+            spent += cost
+            last = entry.seq
+        cut_short = len(changes) < len(scan.changes)
+        if not cut_short:
+            last = scan.position
+        state = feed_cursor.FeedCursor(
+            principal.workspace_id, target.id, tuple(sorted({t.value for t in types})),
+            tuple(sorted({s.value for s in statuses})), None, last,
+        )  # fmt: skip
+        return ChangesPage(target.slug, changes, cut_short or scan.more, feed_cursor.seal(state, self._key), None, None)
+
+
+def _change(note: Note) -> Change:
+    return Change(note, change_kind(note), rules.excerpt(note.body, EXCERPT_CHARS))
+
+
+def _cost(change: Change) -> int:
+    note = change.note
+    return rules.estimate_tokens(f"{note.id}{note.title}{change.excerpt}{note.updated_at}") + 20
