@@ -17,7 +17,7 @@ from notewell.bootstrap import SQLITE_FEED_HORIZON, Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.errors import InvalidArgumentError, InvalidCursorError
 from notewell.domain.model import NoteStatus, NoteType, NoteWrite, Principal
-from notewell.ports import SequencedFeed, Store
+from notewell.ports import Store
 from notewell.services.changes import ChangesPage
 from notewell.services.notes import NoteChanges
 
@@ -94,21 +94,33 @@ def test_deletes_carry_the_last_title_and_restores_read_as_updates(
     assert [(c.kind, c.note.version) for c in restored] == [("updated", 4)]
 
 
-def test_since_starts_at_a_time_and_only_a_store_without_the_commit_sequence_holds_back_the_newest(
-    services: Services, me: Principal, clock: FixedClock, store: Store
+def test_since_starts_at_a_time_and_a_change_is_served_as_soon_as_it_is_acknowledged(
+    services: Services, me: Principal, clock: FixedClock
 ) -> None:
     create(services, me, 1)
     clock.advance(hours=1)
     start = clock.now()
     later = create(services, me, 2)
     page = services.changes.since(me, "api", since=start.isoformat())
-    if isinstance(store, SequencedFeed):  # served the moment the write was acknowledged
-        assert [c.note.id for c in page.changes] == [later] and page.retry_after is None and not page.has_more
-        return
-    assert page.changes == [] and page.has_more is False and page.retry_after is not None  # still settling
-    settle(clock)
+    assert [c.note.id for c in page.changes] == [later] and page.retry_after is None and not page.has_more
+    clock.advance(milliseconds=1)
+    newest = create(services, me, 3)  # the clock has not moved past any horizon: nothing to wait for
     page = services.changes.since(me, "api", cursor=page.cursor)
-    assert [c.note.id for c in page.changes] == [later] and page.retry_after is None
+    assert [c.note.id for c in page.changes] == [newest] and page.retry_after is None
+
+
+def test_since_a_time_between_changes_of_one_millisecond_and_later_edits_serves_each_once(
+    services: Services, me: Principal, clock: FixedClock
+) -> None:
+    before = [create(services, me, n) for n in range(3)]
+    clock.advance(minutes=5)
+    start = clock.now()
+    after = [create(services, me, n) for n in range(3, 6)]
+    services.notes.update(me, before[1], NoteChanges(body="edited after since"))
+    first = services.changes.since(me, "api", since=start.isoformat(), limit=2)
+    rest, _ = drain(services, me, first.cursor, limit=2)
+    seen = [(c.note.id, c.note.version) for c in [*first.changes, *rest]]
+    assert seen == [*((i, 1) for i in after), (before[1], 2)]
 
 
 def test_a_change_stamped_before_a_read_but_committed_after_it_is_not_lost(
@@ -124,9 +136,8 @@ def test_a_change_stamped_before_a_read_but_committed_after_it_is_not_lost(
     clock.advance(seconds=1)
     stamped = services.notes.create(me, "api", title="Fast", body="committed first").note
     page = services.changes.since(me, "api", cursor=cursor)  # the follower reads in between
-    # The commit sequence serves what is committed at once (the slow note's first version too); a horizon holds
-    # both back.
-    assert [c.note.id for c in page.changes] == ([slow, stamped.id] if isinstance(store, SequencedFeed) else [])
+    # The commit sequence serves what is committed at once, the slow note's first version too.
+    assert [c.note.id for c in page.changes] == [slow, stamped.id]
     late = replace(slow_note, body="stamped earlier, committed later", version=2)
     store.commit(me.workspace_id, [NoteWrite(late, expected_version=1, previous=slow_note)], revision_cap=50)
     settle(clock)
@@ -259,9 +270,7 @@ def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
     lock = threading.Lock()
     done = threading.Event()
     start = threading.Barrier(4, timeout=10)
-    # With the commit sequence, writers hold on midway until the follower has been served some of their changes:
-    # it must read while they write, not only after them.
-    reads_while_writing = isinstance(store, SequencedFeed)
+    # Writers hold on midway until the follower has been served some of their changes: it reads while they write.
     served_midway = threading.Event()
 
     def writer(seed: int) -> None:
@@ -277,7 +286,7 @@ def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
             with lock:
                 acknowledged[view.note.id] = max(acknowledged.get(view.note.id, 0), view.note.version)
             clock.advance(milliseconds=rng.randint(0, 100))
-            if reads_while_writing and n == 10:
+            if n == 10:
                 served_midway.wait(10)
 
     seen: dict[str, int] = {}
@@ -306,4 +315,4 @@ def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
     done.set()
     reader.join(60)
     assert seen == acknowledged
-    assert served_midway.is_set() or not reads_while_writing
+    assert served_midway.is_set()

@@ -29,7 +29,14 @@ from notewell.domain.model import (
     Workspace,
 )
 from notewell.ports import Store
-from tests.support.dynamo import count_operations, dynamodb_store, error_reply, inject_faults, transaction_conflict
+from tests.support.dynamo import (
+    count_operations,
+    dynamodb_store,
+    error_reply,
+    inject_faults,
+    throttled,
+    transaction_conflict,
+)
 
 WS = "ws_alpha"
 OTHER_WS = "ws_beta"
@@ -524,8 +531,12 @@ def test_an_import_reads_ids_in_batches_of_100_and_writes_items_in_batches_of_25
 
     assert dynamo.import_notes(WS, items) == 130
 
-    # Per 100 ids: one BatchGetItem, then the revisions (8 + 3 requests), then the notes (4 + 2).
-    assert dict(calls) == {"BatchGetItem": 2, "BatchWriteItem": 17}
+    # Per 100 ids: one BatchGetItem, then the revisions (8 + 3 requests), then the notes in commits of up to 49
+    # with their change records (3 + 1), each after a read of the project's feed head (the first also asks GSI1
+    # whether the project has notes from before the commit sequence: it makes the head).
+    assert dict(calls) == {
+        "BatchGetItem": 2, "BatchWriteItem": 11, "TransactWriteItems": 4, "GetItem": 4, "Query": 1
+    }  # fmt: skip
     calls.clear()
     assert dynamo.import_notes(WS, items) == 0
     assert dict(calls) == {"BatchGetItem": 2}
@@ -546,7 +557,7 @@ def test_unprocessed_import_items_are_sent_again(dynamo: DynamoDBStore) -> None:
 
     assert dynamo.import_notes(WS, items) == 3
 
-    assert sent["BatchWriteItem"] == 4  # revisions: refused twice, then written; notes: at once
+    assert sent["BatchWriteItem"] == 3  # revisions: refused twice, then written (the notes go in a commit)
     for note, revisions in items:
         assert dynamo.get_note(WS, note.id) == note
         assert dynamo.list_revisions(WS, note.id, limit=10) == revisions
@@ -559,8 +570,8 @@ def test_an_import_interrupted_midway_is_unavailable_and_rerunning_it_completes_
     refusing = True
 
     def plan(operation: str, attempt: int) -> Any:
-        # The first request (the revisions) goes through; the notes' are refused until the outage ends.
-        return nothing_processed if refusing and operation == "BatchWriteItem" and attempt > 1 else None
+        # The revisions are written; the notes' commit is throttled until the outage ends.
+        return throttled() if refusing and operation == "TransactWriteItems" else None
 
     inject_faults(dynamo.client, plan)
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp.client import Client
 
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
-from notewell.ports import SequencedFeed, Store
+from notewell.ports import Store
 from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
 
 pytestmark = pytest.mark.anyio
@@ -27,18 +25,9 @@ def feed_services(store: Store, tmp_path: Path, clock: FixedClock) -> Services:
     return bootstrap(Settings(data_dir=tmp_path), store=store, clock=clock)
 
 
-async def changes(client: Client, clock: FixedClock, arguments: dict[str, Any]) -> dict[str, Any]:
-    """get_changes_since as an agent calls it: when told that changes are settling, wait as long as it says, once."""
-    page = ok(await client.call_tool("get_changes_since", arguments))
-    if not page["changes"] and page.get("retryAfter"):
-        clock.advance(seconds=page["retryAfter"])  # 30 s on DynamoDB; SQLite never asks (its commit sequence)
-        page = ok(await client.call_tool("get_changes_since", arguments))
-    return page
-
-
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_change_is_in_the_next_read_of_another_agent_as_soon_as_it_is_acknowledged(
-    feed_services: Services, store: Store, mode: str
+    feed_services: Services, mode: str
 ) -> None:
     keys = make_keys(feed_services)
     async with (
@@ -50,11 +39,8 @@ async def test_a_change_is_in_the_next_read_of_another_agent_as_soon_as_it_is_ac
         claim = {"project": "alpha", "content": "I am taking the payments module.", "type": "status"}
         taken = ok(await writer.call_tool("remember", claim))
         page = ok(await follower.call_tool("get_changes_since", {"project": "alpha", "cursor": start["cursor"]}))
-    if isinstance(store, SequencedFeed):
-        assert [(c["id"], c["change"]) for c in page["changes"]] == [(taken["note"]["id"], "created")]
-        assert page.get("retryAfter") is None
-    else:  # DynamoDB holds changes back for its horizon until its change records land; it says when to look
-        assert page["changes"] == [] and page["retryAfter"] == 30
+    assert [(c["id"], c["change"]) for c in page["changes"]] == [(taken["note"]["id"], "created")]
+    assert page.get("retryAfter") is None
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -67,7 +53,7 @@ async def test_an_agent_resumes_from_its_cursor_after_another_agent_worked(
             ok(await client.call_tool("create_note", {"project": "api", "title": f"N{n}", "body": f"b{n}"}))["id"]
             for n in range(5)
         ]
-        first = await changes(client, clock, {"project": "api", "limit": 3})
+        first = ok(await client.call_tool("get_changes_since", {"project": "api", "limit": 3}))
         assert [c["id"] for c in first["changes"]] == ids[:3] and first["hasMore"] is True
         assert set(first["changes"][0]) == {
             "id", "change", "title", "type", "status", "version", "updatedAt", "excerpt", "bodySize"
@@ -77,7 +63,7 @@ async def test_an_agent_resumes_from_its_cursor_after_another_agent_worked(
 
         ok(await client.call_tool("delete_note", {"id": ids[0]}))
         ok(await client.call_tool("patch_note", {"id": ids[1], "mode": "append", "text": "more"}))
-        later = await changes(client, clock, {"project": "api", "cursor": second["cursor"]})
+        later = ok(await client.call_tool("get_changes_since", {"project": "api", "cursor": second["cursor"]}))
         assert [(c["id"], c["change"]) for c in later["changes"]] == [(ids[0], "deleted"), (ids[1], "updated")]
 
         forged = err(await client.call_tool("get_changes_since", {"project": "api", "cursor": "x" + first["cursor"]}))

@@ -103,9 +103,10 @@ def _fulltext_for(store: Store) -> SearchIndex | None:
     return SqliteFullTextIndex(store) if isinstance(store, SqliteStore) else None
 
 
-# How long the change feed holds back the newest changes (services/changes.py explains why). It must exceed the
-# longest time between stamping updatedAt and the write becoming visible: SQLite's lock wait (5 s busy timeout);
-# on DynamoDB, botocore's retry budget plus the feed index's replication lag.
+# How long the (updatedAt, id) change feed holds back the newest changes; it serves only DynamoDB projects written
+# before the commit sequence existed (services/changes.py explains why). It must exceed the longest time between
+# stamping updatedAt and the write becoming visible: SQLite's lock wait (5 s busy timeout); on DynamoDB, botocore's
+# retry budget plus the feed index's replication lag.
 SQLITE_FEED_HORIZON = timedelta(seconds=6)
 DYNAMODB_FEED_HORIZON = timedelta(seconds=30)
 

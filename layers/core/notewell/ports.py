@@ -241,14 +241,17 @@ class SequencedFeed(Protocol):
         types: Sequence[NoteType],
         statuses: Sequence[NoteStatus],
         limit: int,
-    ) -> SequencedScan:
+    ) -> SequencedScan | None:
         """Notes of the project (deleted included) whose newest change is numbered above `after`, in that order, at
-        most `limit`, keeping only the given types and statuses (empty: all). Indexed: bounded work per call."""
+        most `limit`, keeping only the given types and statuses (empty: all). Indexed: bounded work per call.
+        None when the project's sequence does not hold all its notes (written before the store had it): the caller
+        serves `changes_after` instead."""
         ...
 
     def feed_start(self, workspace_id: str, project_id: str, after: FeedPosition) -> int:
-        """The sequence number to read after so as to see every note whose (updated_at, id) is after `after`: maps a
-        `since` time, or the position of a cursor made before the sequence existed, onto the sequence."""
+        """A sequence number such that every note whose (updated_at, id) is after `after` is numbered above it: maps
+        a `since` time, or the position of a cursor made before the sequence existed, onto the sequence. It may be
+        lower than the tightest such number; the caller skips notes at or before `after` (the cursor's floor)."""
         ...
 
 

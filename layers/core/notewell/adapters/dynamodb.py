@@ -19,6 +19,8 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
                                                                       maybe gsi2pk/sk, gsi3pk/sk (below)
     revision        WS#{ws}#N#{noteId}           REV#{version:010d}   a previous state (no GSI keys)
     idempotency     WS#{ws}#IDEM#{sha256(key)}   IDEM                 requestHash, result, expiresAt, ttl
+    feed head       WS#{ws}#P#{projectId}#SEQ    HEAD                 seq (the last commit number), complete
+    change record   WS#{ws}#P#{projectId}#SEQ    SEQ#{seq:012d}       noteId, version, updatedAt
 
 Every item also names its `entity`, so stream consumers (search indexing) can tell notes from the rest.
 
@@ -41,6 +43,13 @@ A rename is one transaction on three items: the old slug (deleted while it point
 (created while free) and the project. Imports skip ids already stored (BatchGetItem), then BatchWriteItem the
 revisions before their notes: a note that exists has its whole history, so an interrupted import reruns cleanly.
 
+The commit sequence (`SequencedFeed`): a commit reads each touched project's feed head (strongly), and its
+transaction also moves the head from the number read (a condition) and Puts one change record per note. Numbers
+are therefore handed out in commit order with no gap; a commit that lost the head to another retries with the new
+number. The feed Queries the records strongly consistently, so a change is served as soon as it is acknowledged.
+A project whose head was made after it had notes (written by a version without the sequence) is `complete: false`
+and keeps the (updatedAt, id) feed with its horizon.
+
 Reads of the table are strongly consistent; the GSIs (`project_notes`, `notes_by_type`, `conflicted_notes`,
 `changes_after`) are eventually consistent. Nothing scans.
 Vendor errors become `notewell.domain.errors` here: throttling, 5xx and timeouts left after botocore's own
@@ -54,6 +63,7 @@ import random
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
@@ -84,6 +94,8 @@ from notewell.domain.model import (
     NoteWrite,
     Plan,
     Project,
+    SequencedChange,
+    SequencedScan,
     Workspace,
 )
 from notewell.ports import IdempotencyKeyTakenError, TagRenameProgress
@@ -185,6 +197,13 @@ _UNCONFIRMED_MESSAGE = (
 )
 
 NOTE_SK = "NOTE"
+FEED_HEAD_SK = "HEAD"
+FEED_RECORD_PREFIX = "SEQ#"
+# Rounds of reading the feed head and committing on it before a commit contended by other writers answers busy.
+HEAD_ROUNDS = 8
+# The most a note's updatedAt can precede its commit (botocore's retries within the function's time): records more
+# than this older than a time are all numbered before anything stamped at that time (`feed_start`).
+STAMP_TO_COMMIT_SECONDS = 30
 REVISION_PREFIX = "REV#"
 WORKSPACE_SK = "WORKSPACE"
 WORKSPACES_PK = "WORKSPACES"
@@ -245,6 +264,14 @@ def feed_pk(workspace_id: str, project_id: str) -> str:
 
 def feed_sk(note: Note) -> str:
     return f"{note.updated_at}#{note.id}"
+
+
+def sequence_pk(workspace_id: str, project_id: str) -> str:
+    return f"{feed_pk(workspace_id, project_id)}#SEQ"
+
+
+def feed_record_sk(seq: int) -> str:
+    return f"{FEED_RECORD_PREFIX}{seq:012d}"
 
 
 def type_status_pk(workspace_id: str, project_id: str, note_type: NoteType, status: NoteStatus) -> str:
@@ -627,8 +654,40 @@ def _translate(exc: Any, *, writing: bool) -> NotewellError | None:
 class _Position:
     """What one action of a commit transaction stands for, to read its cancellation reason."""
 
-    kind: Literal["note", "revision", "prune", "idempotency"]
+    kind: Literal["note", "revision", "prune", "idempotency", "head", "change"]
     write: NoteWrite | None = None
+
+
+def _import_batches(notes: Sequence[Note], prepared: Mapping[str, tuple[Item, list[Item]]]) -> Iterator[list[Note]]:
+    """Notes in groups one commit can take: two actions each (note, change record) plus the head, within the
+    transaction's action and byte limits."""
+    batch: list[Note] = []
+    size = 0
+    for note in notes:
+        item_bytes = item_size(prepared[note.id][0]) + 200  # and its change record
+        if batch and (
+            2 * (len(batch) + 1) + 1 > MAX_TRANSACTION_ACTIONS or size + item_bytes > MAX_TRANSACTION_BYTES // 2
+        ):
+            yield batch
+            batch, size = [], 0
+        batch.append(note)
+        size += item_bytes
+    if batch:
+        yield batch
+
+
+class _HeadMovedError(Exception):
+    """Another commit took the feed head's next number first: read it again and commit on the new one."""
+
+
+@dataclass(frozen=True, slots=True)
+class _FeedHead:
+    """A project's feed head as read: the last number handed out, whether the sequence holds every note of the
+    project (`complete`), and whether the item exists yet."""
+
+    seq: int
+    complete: bool
+    exists: bool
 
 
 def _is_own_note(old: Mapping[str, AttributeValueTypeDef], write: NoteWrite) -> bool:
@@ -1009,7 +1068,25 @@ class DynamoDBStore:
     ) -> None:
         if not writes and idempotency is None:
             return
-        actions, positions = self._commit_actions(workspace_id, writes, revision_cap, idempotency)
+        projects = list(dict.fromkeys(write.note.project_id for write in writes))
+        for _ in range(HEAD_ROUNDS):
+            heads = {project_id: self._feed_head(workspace_id, project_id) for project_id in projects}
+            actions, positions = self._commit_actions(workspace_id, writes, revision_cap, idempotency, heads)
+            try:
+                self._commit_once(workspace_id, writes, idempotency, actions, positions)
+                return
+            except _HeadMovedError:
+                continue  # another commit took the number: read the head again
+        raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+
+    def _commit_once(
+        self,
+        workspace_id: str,
+        writes: Sequence[NoteWrite],
+        idempotency: IdempotencyRecord | None,
+        actions: list[TransactWriteItemTypeDef],
+        positions: list[_Position],
+    ) -> None:
         busy: _RetryableCancellationError | None = None
         for attempt in range(TRANSACTION_ATTEMPTS):
             if attempt:
@@ -1195,6 +1272,126 @@ class DynamoDBStore:
             params["ExclusiveStartKey"] = last
         return ChangeScan(notes, position, more=True, settling=False)
 
+    # ----- the commit sequence (SequencedFeed) -----------------------------------------------------------------
+
+    def _feed_head(self, workspace_id: str, project_id: str) -> _FeedHead:
+        """The project's feed head, strongly read. Every commit since the sequence exists writes it, so a missing
+        head with notes means notes from before (asked of GSI1 only then: its lag cannot hide notes that old); the
+        commit that makes the head marks it incomplete in that case."""
+        item = self._get(_key(sequence_pk(workspace_id, project_id), FEED_HEAD_SK))
+        if item is not None:
+            return _FeedHead(_get_int(item, "seq"), _get_flag(item, "complete"), exists=True)
+        return _FeedHead(0, complete=not self._has_notes(workspace_id, project_id), exists=False)
+
+    def _has_notes(self, workspace_id: str, project_id: str) -> bool:
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "IndexName": GSI1,
+            "KeyConditionExpression": "gsi1pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(feed_pk(workspace_id, project_id))},
+        }
+        return bool(self._query(params, limit=1))
+
+    def feed_after(
+        self,
+        workspace_id: str,
+        project_id: str,
+        after: int,
+        *,
+        types: Sequence[NoteType],
+        statuses: Sequence[NoteStatus],
+        limit: int,
+    ) -> SequencedScan | None:
+        """Change records after `after` (strongly consistent Query pages, at most FEED_PAGE_BUDGET of them), each
+        joined to its note (one strongly consistent BatchGetItem per page). A record whose note has moved on is
+        skipped (the newer record follows); one whose note does not show its version yet (a transaction seen
+        half-way by reads of different items) ends the page as `settling`. None: the project's sequence is not
+        complete (notes written before it existed), so the caller serves the (updatedAt, id) feed instead.
+
+        Raises:
+            ValueError: `limit` is below 1.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, not {limit}")
+        head = self._feed_head(workspace_id, project_id)
+        if not head.complete:
+            return None
+        if head.seq <= after:
+            return SequencedScan([], after, more=False)
+        wanted_types = {NoteType(t).value for t in types}
+        wanted_statuses = {NoteStatus(s).value for s in statuses}
+        filtered = bool(wanted_types or wanted_statuses)
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+            "ExpressionAttributeValues": {
+                ":pk": _s(sequence_pk(workspace_id, project_id)),
+                ":low": _s(feed_record_sk(after + 1)),
+                ":high": _s(feed_record_sk(head.seq)),
+            },
+            "ConsistentRead": True,
+            "Limit": min(max(2 * limit, FEED_FILTERED_PAGE_ITEMS) if filtered else limit + 1, FEED_PAGE_ITEMS),
+        }
+        changes: list[SequencedChange] = []
+        position = after
+        for _ in range(FEED_PAGE_BUDGET):
+            with self._vendor_errors(writing=False):
+                page = self._client.query(**params)
+            records = page.get("Items", [])
+            last = page.get("LastEvaluatedKey")
+            ids = list(dict.fromkeys(_get_str(record, "noteId") for record in records))
+            notes = self._notes_by_id(workspace_id, ids)
+            for record in records:
+                seq = int(_get_str(record, "sk").removeprefix(FEED_RECORD_PREFIX))
+                note = notes.get(_get_str(record, "noteId"))
+                version = _get_int(record, "version")
+                if note is None or note.version < version:
+                    return SequencedScan(changes, position, more=False, settling=True)
+                if (
+                    note.version == version
+                    and (not wanted_types or note.type.value in wanted_types)
+                    and (not wanted_statuses or note.status.value in wanted_statuses)
+                ):
+                    if len(changes) == limit:
+                        return SequencedScan(changes, position, more=True)
+                    changes.append(SequencedChange(seq, note))
+                position = seq
+            if last is None:
+                return SequencedScan(changes, position, more=False)
+            if len(changes) == limit:
+                return SequencedScan(changes, position, more=True)
+            params["ExclusiveStartKey"] = last
+        return SequencedScan(changes, position, more=True)
+
+    def _notes_by_id(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, Note]:
+        found: dict[str, Note] = {}
+        for start in range(0, len(note_ids), MAX_BATCH_GET_KEYS):
+            keys = [_key(note_pk(workspace_id, i), NOTE_SK) for i in note_ids[start : start + MAX_BATCH_GET_KEYS]]
+            for item in self._batch_get(keys):
+                note = item_to_note(item)
+                found[note.id] = note
+        return found
+
+    def feed_start(self, workspace_id: str, project_id: str, after: FeedPosition) -> int:
+        """A number every change stamped after `after` is numbered above: a record stamped more than
+        STAMP_TO_COMMIT_SECONDS before it was committed before anything stamped at `after`, and so was every record
+        before it. Found by bisecting the records (strong GetItems, about log2 of the project's changes); the
+        caller skips what it finds past that number but at or before `after`."""
+        head = self._feed_head(workspace_id, project_id)
+        try:
+            bound = rules.format_ts(rules.parse_ts(after.updated_at) - timedelta(seconds=STAMP_TO_COMMIT_SECONDS))
+        except OverflowError:  # a since at the very start of time: from the first change
+            return 0
+        low, high = 0, head.seq
+        while low < high:
+            middle = (low + high + 1) // 2
+            record = self._get(_key(sequence_pk(workspace_id, project_id), feed_record_sk(middle)))
+            if record is not None and _get_str(record, "updatedAt") < bound:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         if limit < 1:
             return []
@@ -1209,17 +1406,18 @@ class DynamoDBStore:
 
     def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
         """Every item is built and checked against the item size limit before anything is written. Then, per 100
-        notes: one BatchGetItem (keys only) tells which ids exist, and BatchWriteItem puts the revisions of the new
-        notes, then the notes (items built as `commit` builds them, so index keys are derived the same way).
+        notes: one BatchGetItem (keys only) tells which ids exist, BatchWriteItem puts the revisions of the new
+        notes, then `commit` creates the notes (up to 49 a transaction) with their commit numbers.
 
-        Not a transaction: a note created between the check and the write would be overwritten (import ids come
-        from another store, never from this one's id source), and an interrupted import leaves whole notes only.
+        A note created between the check and its commit fails the commit's condition (a 409, nothing of that batch
+        written; rerunning skips it); an interrupted import leaves whole notes only.
 
         Raises:
             TooLargeError: an item exceeds DynamoDB's item size limit (nothing written).
             UnavailableError: DynamoDB kept refusing writes; rerunning the import completes it.
         """
         prepared: dict[str, tuple[Item, list[Item]]] = {}
+        notes: dict[str, Note] = {}
         for note, revisions in items:
             if note.workspace_id != workspace_id:
                 raise ValueError(f"note {note.id} belongs to workspace {note.workspace_id}, not {workspace_id}")
@@ -1236,6 +1434,7 @@ class DynamoDBStore:
                 if size > MAX_ITEM_BYTES:
                     raise _too_large(f"Note {note.id} would take {size:,} bytes as stored")
             prepared[note.id] = (note_item, list(history.values()))
+            notes[note.id] = note
         ids = list(prepared)
         written = 0
         for start in range(0, len(ids), MAX_BATCH_GET_KEYS):
@@ -1245,7 +1444,10 @@ class DynamoDBStore:
             new = [note_id for note_id in chunk if note_pk(workspace_id, note_id) not in stored]
             # Revisions first: a note that exists has its whole history, so skipping it on a rerun loses nothing.
             self._batch_write([revision for note_id in new for revision in prepared[note_id][1]])
-            self._batch_write([prepared[note_id][0] for note_id in new])
+            # The notes through commits: each takes its commit number and change record with it, so followers of
+            # the project's feed see imported notes arrive.
+            for batch in _import_batches([notes[note_id] for note_id in new], prepared):
+                self.commit(workspace_id, [NoteWrite(note, expected_version=None) for note in batch], revision_cap=0)
             written += len(new)
         return written
 
@@ -1319,6 +1521,7 @@ class DynamoDBStore:
         writes: Sequence[NoteWrite],
         revision_cap: int,
         idempotency: IdempotencyRecord | None,
+        heads: Mapping[str, _FeedHead],
     ) -> tuple[list[TransactWriteItemTypeDef], list[_Position]]:
         actions: list[TransactWriteItemTypeDef] = []
         positions: list[_Position] = []
@@ -1390,6 +1593,33 @@ class DynamoDBStore:
                 }
             )
             positions.append(_Position("idempotency"))
+        # The commit sequence: one change record per note, numbered after each project's head, and the head moved
+        # on the condition that it still holds the number read (so numbers follow commit order, with no gap).
+        numbers = {project_id: head.seq for project_id, head in heads.items()}
+        for write in writes:
+            note = write.note
+            numbers[note.project_id] += 1
+            change: Item = {
+                **_key(sequence_pk(workspace_id, note.project_id), feed_record_sk(numbers[note.project_id])),
+                "entity": _s("change"), "noteId": _s(note.id), "version": _n(note.version),
+                "updatedAt": _s(note.updated_at),
+            }  # fmt: skip
+            actions.append({"Put": {"TableName": self._table, "Item": change}})
+            positions.append(_Position("change"))
+        for project_id, head in heads.items():
+            head_item: Item = {
+                **_key(sequence_pk(workspace_id, project_id), FEED_HEAD_SK),
+                "entity": _s("feedhead"), "seq": _n(numbers[project_id]), "complete": _flag(head.complete),
+            }  # fmt: skip
+            head_put: PutTypeDef = {"TableName": self._table, "Item": head_item}
+            if head.exists:
+                head_put["ConditionExpression"] = "#seq = :read"
+                head_put["ExpressionAttributeNames"] = {"#seq": "seq"}
+                head_put["ExpressionAttributeValues"] = {":read": _n(head.seq)}
+            else:
+                head_put["ConditionExpression"] = "attribute_not_exists(pk)"
+            actions.append({"Put": head_put})
+            positions.append(_Position("head"))
         if len(actions) > MAX_TRANSACTION_ACTIONS:
             raise TooLargeError(
                 f"This change needs {len(actions)} writes in one transaction; DynamoDB allows "
@@ -1444,6 +1674,8 @@ class DynamoDBStore:
                 stored = old(index)
                 current = _get_opt_int(stored, "version") if stored is not None else None
                 raise VersionConflictError(position.write.note.id, position.write.expected_version or 0, current or 0)
+        if any(p.kind == "head" and code(i) == "ConditionalCheckFailed" for i, p in enumerate(positions)):
+            raise _HeadMovedError
         codes = [code(i) for i in range(len(reasons))]
         if "ValidationError" in codes:
             message = " ".join(str(r.get("Message", "")) for r in reasons if r.get("Code") == "ValidationError")
@@ -1477,6 +1709,8 @@ class DynamoDBStore:
     ) -> NotewellError:
         """The 409 for an edit that kept losing to concurrent transactions, naming the contended note; 503 else."""
         position = positions[index] if index is not None and index < len(positions) else None
+        if position is not None and position.kind in ("head", "change"):  # other writers of the project: passing
+            return UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
         write = position.write if position is not None and position.write is not None else None
         if write is None:
             write = next((p.write for p in positions if p.write is not None), None)

@@ -30,6 +30,7 @@ class FeedCursor:
     statuses: tuple[str, ...]
     position: FeedPosition | None
     seq: int | None = None  # set: a sequence cursor (version 2), and `position` is None
+    floor: FeedPosition | None = None  # version 2: skip notes at or before it (where the sequence was joined)
 
 
 def _b64(data: bytes) -> str:
@@ -48,7 +49,8 @@ def seal(cursor: FeedCursor, key: bytes) -> str:
     }  # fmt: skip
     if cursor.seq is not None:
         del payload["a"]
-        payload |= {"v": SEQUENCE_VERSION, "q": cursor.seq}
+        floor = None if cursor.floor is None else [cursor.floor.updated_at, cursor.floor.note_id]
+        payload |= {"v": SEQUENCE_VERSION, "q": cursor.seq, "f": floor}
     body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     signature = hmac.new(key, body, hashlib.sha256).digest()[:16]
     return f"{_b64(body)}.{_b64(signature)}"
@@ -77,19 +79,20 @@ def unseal(token: str, key: bytes) -> FeedCursor:
     try:
         payload = json.loads(body)
         version = payload["v"]
-        position, seq = None, None
+        position, seq, floor = None, None, None
         if version == POSITION_VERSION:
             after = payload["a"]
             position = None if after is None else FeedPosition(str(after[0]), str(after[1]))
         elif version == SEQUENCE_VERSION:
-            seq = payload["q"]
+            seq, below = payload["q"], payload["f"]
             if type(seq) is not int or seq < 0:
                 raise invalid
+            floor = None if below is None else FeedPosition(str(below[0]), str(below[1]))
         else:
             raise invalid
         cursor = FeedCursor(
             workspace_id=str(payload["w"]), project_id=str(payload["p"]), types=tuple(payload["t"]),
-            statuses=tuple(payload["s"]), position=position, seq=seq,
+            statuses=tuple(payload["s"]), position=position, seq=seq, floor=floor,
         )  # fmt: skip
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise invalid from exc

@@ -187,12 +187,14 @@ class SequencedScan:
     """One bounded read of a store's commit-sequenced change feed.
 
     `changes`: matching notes after the start, in commit order. `position`: the last sequence number examined,
-    matching or not (the start when nothing was). `more`: more changes may follow `position`.
+    matching or not (the start when nothing was). `more`: more changes may follow `position`. `settling`: the read
+    stopped at a change not fully visible yet; call again in a moment.
     """
 
     changes: list[SequencedChange]
     position: int
     more: bool
+    settling: bool = False
 
 
 @dataclass(frozen=True, slots=True)

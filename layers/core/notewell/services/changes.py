@@ -2,15 +2,17 @@
 
 Two orders, one contract (strict order, never skipped, never repeated, filters locked to a sealed cursor):
 
-* The commit sequence (stores that are a `SequencedFeed`; SQLite). Every write gives its note the project's next
+* The commit sequence (`SequencedFeed`: SQLite and DynamoDB). Every write gives its note the project's next
   number inside its own transaction, so numbers follow commit order: a reader that has seen n has seen every change
   committed before it, and a change is served as soon as its write is acknowledged. A note is served once, at its
-  newest change. Cursors carry the number (version 2); a `since` time and a version-1 cursor made before the store
-  had the sequence are mapped onto it (`feed_start`).
-* (updatedAt, id) with a horizon (DynamoDB, until its change records land). A note's updatedAt is stamped before its
-  write commits, and the feed index is eventually consistent, so a change stamped just before a reader's position
-  can become visible after the reader has passed it. The feed therefore only serves changes stamped at least
-  `horizon` ago, and the response says when to call again.
+  newest change. Cursors carry the number (version 2). A `since` time, or a version-1 cursor made before the store
+  had the sequence, is mapped onto it (`feed_start`, which may start a little early) and the cursor keeps that
+  point as its floor: notes at or before it were served already (or are older than since) and are skipped.
+* (updatedAt, id) with a horizon: projects a DynamoDB table held before it had the sequence (`feed_after` answers
+  None), and the version-1 cursors made for them. A note's updatedAt is stamped before its write commits, and the
+  feed index is eventually consistent, so a change stamped just before a reader's position can become visible after
+  the reader has passed it. That feed therefore only serves changes stamped at least `horizon` ago, and the
+  response says when to call again.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class ChangesService:
 
         position: FeedPosition | None = None
         seq: int | None = None
+        floor: FeedPosition | None = None
         if cursor is not None:
             state = feed_cursor.unseal(cursor, self._key)
             # A cursor from before the project existed ('' project) continues once it does.
@@ -111,22 +114,24 @@ class ChangesService:
                     "This cursor was made with other types/statuses filters; only limit and maxTokens may change "
                     f"between pages (the cursor has types={list(state.types)}, statuses={list(state.statuses)})."
                 )
-            position, seq = state.position, state.seq
+            position, seq, floor = state.position, state.seq, state.floor
         elif since is not None:
             # '' sorts before every id: changes stamped exactly at `since` are included.
             position = FeedPosition(rules.format_ts(rules.parse_ts(since)), "")
 
         if target is None:
-            empty = feed_cursor.FeedCursor(principal.workspace_id, "", type_names, status_names, position, seq)
+            empty = feed_cursor.FeedCursor(principal.workspace_id, "", type_names, status_names, position, seq, floor)
             return ChangesPage(
                 project, [], False, feed_cursor.seal(empty, self._key), None,
                 f"Project {project!r} has no notes yet; there is nothing to resume.",
             )  # fmt: skip
 
         if self._sequenced is not None:
-            return self._sequenced_page(
-                principal, target, self._sequenced, position, seq, types, statuses, limit, max_tokens
+            page = self._sequenced_page(
+                principal, target, self._sequenced, position, seq, floor, types, statuses, limit, max_tokens
             )
+            if page is not None:
+                return page
         if seq is not None:  # a sequence cursor on a store without the sequence: another deployment's
             raise InvalidCursorError("This cursor is not one this server issued; start again with since.")
         now = self._deps.clock.now()
@@ -165,34 +170,52 @@ class ChangesService:
         feed: SequencedFeed,
         position: FeedPosition | None,
         seq: int | None,
+        floor: FeedPosition | None,
         types: Sequence[NoteType],
         statuses: Sequence[NoteStatus],
         limit: int,
         max_tokens: int,
-    ) -> ChangesPage:
-        if seq is None:
-            seq = 0 if position is None else feed.feed_start(principal.workspace_id, target.id, position)
+    ) -> ChangesPage | None:
+        """A page of the commit sequence; None when the store cannot serve this project from it (the caller serves
+        the (updatedAt, id) feed, where a cursor made from this position keeps working)."""
+        start = seq
+        if start is None and position is not None:
+            # A since time or a version-1 cursor: the sequence from a number at or before that point, skipping what
+            # is at or before it (the floor, kept in the cursor: a note edited since has moved past it).
+            start, floor = feed.feed_start(principal.workspace_id, target.id, position), position
         scan = feed.feed_after(
-            principal.workspace_id, target.id, seq, types=list(types), statuses=list(statuses), limit=limit
+            principal.workspace_id, target.id, start or 0, types=list(types), statuses=list(statuses), limit=limit
         )
+        if scan is None:
+            if seq is not None:
+                raise InvalidCursorError("This cursor is not one this server issued; start again with since.")
+            return None
         changes: list[Change] = []
-        spent, last = 0, seq
+        spent, last, cut_short = 0, start or 0, False
         for entry in scan.changes:
-            change = _change(entry.note)
+            note = entry.note
+            if floor is not None and (note.updated_at, note.id) <= (floor.updated_at, floor.note_id):
+                last = entry.seq
+                continue  # served before this cursor moved onto the sequence, or older than since
+            change = _change(note)
             cost = _cost(change)
             if changes and spent + cost > max_tokens:
+                cut_short = True
                 break  # the budget ends the page, never before the first change
             changes.append(change)
             spent += cost
             last = entry.seq
-        cut_short = len(changes) < len(scan.changes)
         if not cut_short:
             last = scan.position
         state = feed_cursor.FeedCursor(
             principal.workspace_id, target.id, tuple(sorted({t.value for t in types})),
-            tuple(sorted({s.value for s in statuses})), None, last,
+            tuple(sorted({s.value for s in statuses})), None, last, floor,
         )  # fmt: skip
-        return ChangesPage(target.slug, changes, cut_short or scan.more, feed_cursor.seal(state, self._key), None, None)
+        has_more = cut_short or scan.more
+        retry_after = notice = None
+        if scan.settling and not has_more:
+            retry_after, notice = 1, "A change is still being committed; call again with this cursor in 1 s."
+        return ChangesPage(target.slug, changes, has_more, feed_cursor.seal(state, self._key), retry_after, notice)
 
 
 def _change(note: Note) -> Change:
