@@ -251,7 +251,8 @@ def build_server(services: Services) -> MCPServer:
     def get_changes_since(
         project: ProjectArg,
         since: Annotated[
-            str | None, Field(description="ISO-8601 time to start from, e.g. '2026-03-01T12:00:00Z'.")
+            str | None,
+            Field(description="ISO-8601 time to start from, e.g. '2026-03-01T12:00:00Z' (UTC if no offset)."),
         ] = None,
         cursor: Annotated[str | None, Field(description="cursor from your previous call, unchanged.")] = None,
         types: Annotated[list[NoteType] | None, Field(description="Only these note types (fixed per cursor).")] = None,
