@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words, tokens
+from notewell.domain import ranking, rules
+from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -100,8 +101,10 @@ def candidate_query(content: str) -> str:
 
     Longer words are rarer, and every word in the query widens the index's match set, so a handful of the longest
     content words finds the notes that restate or contradict this one at a fraction of the cost of all of them.
+    They are the index's own words (rules.words: 'alpha123' whole, 'foo_bar' two) from the start of the content,
+    the part every search mode ranks, so content stored before always finds the note that holds it.
     """
-    words = tokens(content)
+    words = rules.words(content[: ranking.RANKED_BODY_CHARS])
     keep = content_words(words)
     distinct = list(dict.fromkeys(w for w in words if w in keep and len(w) > 2))
     chosen = sorted(distinct, key=lambda w: (-len(w), distinct.index(w)))[:CANDIDATE_TERMS]

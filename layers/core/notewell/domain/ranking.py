@@ -3,24 +3,22 @@
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
 from notewell.domain.model import Note, SearchHit
-from notewell.domain.rules import excerpt
+from notewell.domain.rules import excerpt, words
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-_WORD = re.compile(r"\w+")
 K1 = 1.2  # Lucene defaults
 B = 0.75
 SNIPPET_CHARS = 200
 
 
 def tokens(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    return words(text)  # the full-text index's words: both search modes and remember agree on what a word is
 
 
 # Only the start of a long body is ranked in process: enough to judge relevance, bounded in cost.

@@ -142,6 +142,22 @@ def excerpt(text: str, limit: int = DEFAULT_EXCERPT_CHARS) -> str:
     return cut.rstrip(" ,;:.-") + "…"
 
 
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining diacritics
+_INDEX_WORD = re.compile(rf"[{_MARKS}]*[^\W_](?:[^\W_]|[{_MARKS}])*")
+
+
+def words(text: str) -> list[str]:
+    """The words a search index holds for `text`, lowercased, in order: runs of letters and digits.
+
+    The one word splitter of search and remember, drawn to match SQLite FTS5's unicode61 tokenizer: letters and
+    digits stay together ('alpha123'), underscore and punctuation separate ('foo_bar', 'x-y': two words each), an
+    accent stays in its word, composed or not (FTS5 drops it). So a word taken from a note's text is a term the
+    index holds for that note (a word FTS5 splits further still matches, as a phrase), which is how remember finds
+    the note that identical content would duplicate.
+    """
+    return _INDEX_WORD.findall(unicodedata.normalize("NFC", text).lower())
+
+
 _TOKEN_PIECE = re.compile(r"[^\W\d_]+|\d+|\s+|[^\w\s]+|_")
 
 
