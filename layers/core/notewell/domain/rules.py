@@ -228,7 +228,7 @@ def parse_ts(text: str) -> datetime:
     """
     match = _ISO_TS.fullmatch(text) if isinstance(text, str) else None
     if match is None:
-        raise InvalidArgumentError(f"{_shown(text)} is not an ISO-8601 timestamp; send one like {_TS_EXAMPLE}.")
+        raise InvalidArgumentError(f"{quote_short(text)} is not an ISO-8601 timestamp; send one like {_TS_EXAMPLE}.")
     fraction = (match["fraction"] or "").ljust(6, "0")[:6]
     offset_text = match["offset"] or "Z"
     try:
@@ -245,7 +245,7 @@ def parse_ts(text: str) -> datetime:
             offset = timedelta(hours=hours, minutes=minutes) * (-1 if offset_text[0] == "-" else 1)
     except ValueError:
         raise InvalidArgumentError(
-            f"{_shown(text)} is not a real date, time and offset; send one like {_TS_EXAMPLE}."
+            f"{quote_short(text)} is not a real date, time and offset; send one like {_TS_EXAMPLE}."
         ) from None
     try:
         return (local - offset).replace(tzinfo=UTC)
@@ -253,7 +253,7 @@ def parse_ts(text: str) -> datetime:
         return EARLIEST if offset > timedelta(0) else LATEST
 
 
-def _shown(value: object, limit: int = 40) -> str:
+def quote_short(value: object, limit: int = 40) -> str:
     """`value` quoted for an error message, cut short: an echo must not be bigger than the answer."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
