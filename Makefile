@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint typecheck unit contract integration bench layer-reqs build clean
+.PHONY: serve test lint typecheck unit contract integration bench fuzz layer-reqs build clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -38,6 +38,10 @@ integration: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench.run
 	$(BIN)/python -m tests.bench.portability
+
+# The schema-driven fuzz test at length (make test runs a bounded version): prints calls made and what it found.
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.bench.fuzz
 
 layer-reqs: $(STAMP)
 	$(BIN)/python scripts/layer_reqs.py > layers/core/requirements.txt
