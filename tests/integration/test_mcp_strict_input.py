@@ -133,3 +133,37 @@ async def test_get_changes_since_at_the_edges_of_time_answers_instead_of_an_inte
         ok(await client.call_tool("create_note", {"project": "api", "title": "A", "body": "alpha"}))
         page = ok(await client.call_tool("get_changes_since", {"project": "api", "since": since}))
     assert page["hasMore"] is False and page["cursor"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_boolean_or_a_fraction_for_an_integer_is_refused_and_nothing_is_written(
+    services: Services, mode: str
+) -> None:
+    keys = make_keys(services)
+    async with running(make_app(services)) as app, connect(app, keys.full, mode) as client:
+        note = ok(await client.call_tool("create_note", {"project": "api", "title": "A", "body": "original"}))
+        ok(await client.call_tool("update_note", {"id": note["id"], "body": "second"}))
+        as_true = err(await client.call_tool("update_note", {"id": note["id"], "body": "x", "expectedVersion": True}))
+        fraction = err(await client.call_tool("update_note", {"id": note["id"], "importance": 4.5}))
+        kept = ok(await client.call_tool("get_note", {"id": note["id"]}))
+    assert as_true["message"] == "expectedVersion must be a whole number: fix it and call update_note again."
+    assert fraction["message"] == "importance must be a whole number: fix it and call update_note again."
+    assert (kept["version"], kept["body"], kept["importance"]) == (2, "second", 3)
+
+
+async def test_an_integer_or_boolean_sent_as_a_string_is_read_only_when_it_spells_one_plainly(
+    services: Services,
+) -> None:
+    keys = make_keys(services)
+    async with running(make_app(services)) as app, connect(app, keys.full, "legacy") as client:
+        for n in range(3):
+            ok(await client.call_tool("create_note", {"project": "api", "title": f"Deploy {n}", "body": "deploy"}))
+        found = ok(await client.call_tool("search_notes", {"project": "api", "query": "deploy", "limit": "2"}))
+        bodies = ok(
+            await client.call_tool("search_notes", {"project": "api", "query": "deploy", "includeBody": "true"})
+        )
+        for limit in ["²", " 2", "2.0", "two"]:
+            refused = err(await client.call_tool("search_notes", {"project": "api", "query": "deploy", "limit": limit}))
+            assert refused["message"].startswith("limit must be a whole number"), limit
+    assert len(found["results"]) == 2
+    assert all(item["body"] == "deploy" for item in bodies["results"])

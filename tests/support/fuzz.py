@@ -206,6 +206,29 @@ def resource_uris(pool: Pool) -> st.SearchStrategy[str]:
 # ----- the invariants ----------------------------------------------------------------------------------------
 
 
+def _json_types(schema: dict[str, Any], defs: dict[str, Any]) -> set[str]:
+    schema = _resolve(schema, defs)
+    if "anyOf" in schema:
+        return {kind for branch in schema["anyOf"] for kind in _json_types(branch, defs)}
+    kind = schema.get("type")
+    return {kind} if isinstance(kind, str) else {"any"}
+
+
+def _mistyped(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """Arguments whose JSON type the schema does not allow and no lenient reading explains: a boolean or a
+    fraction where only integers are allowed (true was once read as version 1)."""
+    properties, defs = schema.get("properties", {}), schema.get("$defs", {})
+    found = []
+    for name, value in arguments.items():
+        if name not in properties:
+            continue
+        types = _json_types(properties[name], defs) - {"any"} or {"boolean", "number"}
+        needed = "boolean" if isinstance(value, bool) else "number" if isinstance(value, float) else None
+        if needed is not None and needed not in types:
+            found.append(name)
+    return found
+
+
 def check_tool_result(tool: str, schema: dict[str, Any], arguments: dict[str, Any], result: CallToolResult) -> str:
     """The outcome label of a call that kept the contract; AssertionError naming the call otherwise."""
     where = f"{tool}({arguments!r:.300})"
@@ -213,6 +236,8 @@ def check_tool_result(tool: str, schema: dict[str, Any], arguments: dict[str, An
     unknown = [key for key in arguments if key not in schema.get("properties", {})]
     if not result.is_error:
         assert not unknown, f"{where}: the unknown argument {unknown[0]!r} was accepted (and ignored)"
+        mistyped = _mistyped(schema, arguments)
+        assert not mistyped, f"{where}: {mistyped[0]!r} of the wrong JSON type was accepted"
         assert isinstance(structured, dict), f"{where}: a success without structuredContent"
         return "ok"
     assert isinstance(structured, dict) and isinstance(structured.get("error"), dict), (

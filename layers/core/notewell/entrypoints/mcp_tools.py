@@ -678,8 +678,22 @@ class _StrictArguments:
                 400, "bad_argument", _unknown_arguments_message(tool, unknown, known), arguments=unknown
             )
         try:
-            metadata.validate_arguments(arguments)
-        except ValidationError as exc:
+            # Strictly, as JSON: `true` is not the integer 1 (an expectedVersion of true was a check against v1)
+            # and 4.5 is not 4. The SDK's leniency for JSON inside a string ('["a"]' for a list) is kept, and so
+            # are an integer sent as ASCII digits ('5', by the page-number rule) and 'true'/'false' for a boolean.
+            prepared = metadata.pre_parse_json(arguments)
+            for name, field in metadata.arg_model.model_fields.items():
+                key = field.alias or name
+                value = prepared.get(key)
+                if isinstance(value, str) and field.annotation in (int, int | None):
+                    prepared[key] = value if (number := parse_decimal(value)) is None else number
+                elif value in ("true", "false") and field.annotation in (bool, bool | None):
+                    prepared[key] = value == "true"
+            as_json = json.dumps(prepared, allow_nan=False)
+            metadata.arg_model.model_validate_json(as_json, strict=True)
+        except ValueError as exc:  # ValidationError is a ValueError; so is a NaN, which JSON cannot carry
+            if not isinstance(exc, ValidationError):
+                return error_result(400, "bad_argument", f"Arguments of {tool} must be plain JSON values (no NaN).")
             names = list(dict.fromkeys(_location(error["loc"]) for error in exc.errors()))
             return error_result(400, "bad_argument", _invalid_arguments_message(tool, exc), arguments=names)
         return None
