@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from notewell.domain import ranking, rules
+from notewell.domain import admission, ranking, rules
 from notewell.domain.errors import InvalidArgumentError, NotewellError, TooLargeError, VersionConflictError
 from notewell.domain.model import Note
 
@@ -89,3 +89,11 @@ def test_bm25_ranks_title_matches_first_and_skips_non_matches() -> None:
 def test_substring_search_is_case_insensitive() -> None:
     hits = ranking.substring([note("a", "T", "Use Redis for SESSIONS")], "redis for sessions", 5)
     assert [h.note.id for h in hits] == ["a"]
+
+
+def test_remember_looks_up_candidates_by_index_words_from_the_start_and_from_the_whole_content() -> None:
+    content = "ship alpha123 now. " * 300 + "Reconciliation instrumentation observability dashboards."
+    query = admission.candidate_query(content).split()
+    assert {"alpha123", "ship"} <= set(query)  # the start: what a ranked scan reads of the stored note
+    assert {"reconciliation", "instrumentation"} <= set(query)  # the longest words anywhere
+    assert len(query) <= admission.CANDIDATE_TERMS
