@@ -100,7 +100,8 @@ def text_for(name: str, pool: Pool, hostile: bool) -> st.SearchStrategy[str]:
         moments = st.one_of(st.datetimes(), st.sampled_from([datetime.min, datetime.max, datetime(999, 1, 1)]))
         likely = st.tuples(moments, offsets).map(lambda pair: pair[0].isoformat() + pair[1])
     else:
-        likely = st.text(alphabet=string.ascii_letters + string.digits + " _-.", min_size=1, max_size=80)
+        words = st.text(alphabet=string.ascii_letters + string.digits + " _-.", min_size=1, max_size=80)
+        likely = st.one_of(words, st.text(min_size=1, max_size=80))  # any Unicode but lone surrogates
     return st.one_of(likely, junk) if hostile else likely
 
 
@@ -125,11 +126,8 @@ def value_for(
     if kind == "integer":
         low, high = schema.get("minimum"), schema.get("maximum")
         edges = [x for bound in (low, high) if bound is not None for x in (bound - 1, bound, bound + 1)]
-        return (
-            st.one_of(st.integers(low, high), st.sampled_from(edges + BIG_INTS), wrong)
-            if hostile
-            else (st.integers(low, high))
-        )
+        valid = st.integers(low, high)
+        return st.one_of(valid, st.sampled_from(edges + BIG_INTS), wrong) if hostile else valid
     if kind == "number":
         return st.one_of(st.floats(allow_nan=False), wrong)
     if kind == "string":
