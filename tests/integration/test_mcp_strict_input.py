@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import pytest
@@ -167,3 +168,15 @@ async def test_an_integer_or_boolean_sent_as_a_string_is_read_only_when_it_spell
             assert refused["message"].startswith("limit must be a whole number"), limit
     assert len(found["results"]) == 2
     assert all(item["body"] == "deploy" for item in bodies["results"])
+
+
+async def test_a_refused_call_is_logged_with_the_argument_names_and_never_their_values(
+    services: Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    keys = make_keys(services)
+    with caplog.at_level(logging.INFO, logger="notewell.tools"):
+        async with running(make_app(services)) as app, connect(app, keys.full, "legacy") as client:
+            err(await client.call_tool("create_note", {"project": "api", "title": "A", "body": "s3cr3t", "bodyy": 1}))
+    refused = [r for r in caplog.records if r.getMessage() == "tool arguments refused"]
+    assert [(r.tool, r.arguments) for r in refused] == [("create_note", ["bodyy"])]  # type: ignore[attr-defined]
+    assert "s3cr3t" not in caplog.text

@@ -703,6 +703,12 @@ class _StrictArguments:
             return await call_next(ctx)
         refused = self.refusal(getattr(ctx, "params", None))
         if refused is not None:
+            error = (refused.structured_content or {}).get("error", {})
+            logger.info(
+                "tool arguments refused",  # argument names only: the values are the caller's data
+                extra={"tool": ctx.params.get("name"), "arguments": error.get("arguments"),
+                       "outcome": "bad_argument", "request_id": CURRENT_REQUEST_ID.get()},
+            )  # fmt: skip
             return refused.model_dump(by_alias=True, exclude_none=True, mode="json")
         result = await call_next(ctx)
         data = result.model_dump(by_alias=True, exclude_none=True) if isinstance(result, BaseModel) else result
