@@ -304,13 +304,18 @@ class Session:
         self.tally.reads += 1
         self.tally.outcomes[check_resource_read(uri, error)] += 1
 
+    def call_generated(self, tool: str, data: st.DataObject) -> None:
+        self.call(tool, data.draw(arguments_for(self.tools[tool], self.pool), label="arguments"))
+
+    def read_generated(self, data: st.DataObject) -> None:
+        self.read(data.draw(resource_uris(self.pool), label="uri"))
+
     def step(self, data: st.DataObject) -> None:
         """One generated call: a tool with arguments from its schema, or now and then a resources/read."""
         if data.draw(st.integers(0, 9), label="read?") == 0:
-            self.read(data.draw(resource_uris(self.pool), label="uri"))
-            return
-        tool = data.draw(st.sampled_from(sorted(self.tools)), label="tool")
-        self.call(tool, data.draw(arguments_for(self.tools[tool], self.pool), label="arguments"))
+            self.read_generated(data)
+        else:
+            self.call_generated(data.draw(st.sampled_from(sorted(self.tools)), label="tool"), data)
 
 
 def _seed(services: Services, token_workspace: str) -> None:
