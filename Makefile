@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint typecheck unit contract integration bench load layer-reqs build clean
+.PHONY: serve test lint typecheck unit contract integration bench load fuzz layer-reqs build clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -46,6 +46,10 @@ LOAD_CLIENTS ?= 8
 LOAD_SECONDS ?= 20
 load: $(STAMP)
 	$(BIN)/python -m tests.bench.load --clients $(LOAD_CLIENTS) --seconds $(LOAD_SECONDS)
+
+# The schema-driven fuzz test at length (make test runs a bounded version): prints calls made and what it found.
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.bench.fuzz
 
 layer-reqs: $(STAMP)
 	$(BIN)/python scripts/layer_reqs.py > layers/core/requirements.txt

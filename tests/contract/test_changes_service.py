@@ -316,3 +316,31 @@ def test_a_follower_honouring_has_more_sees_every_acknowledged_change(
     reader.join(60)
     assert seen == acknowledged
     assert served_midway.is_set()
+
+
+@pytest.mark.parametrize("since", ["0999-01-01T00:00:00Z", "0001-01-01T00:00:00+01:00", "1969-12-31"])
+def test_a_since_before_the_first_note_returns_every_note(
+    services: Services, me: Principal, clock: FixedClock, since: str
+) -> None:
+    ids = [create(services, me, n) for n in range(3)]
+    settle(clock)
+    page = services.changes.since(me, "api", since=since)
+    assert [c.note.id for c in page.changes] == sorted(ids)
+
+
+def test_a_since_past_year_9999_reads_as_now_and_its_cursor_sees_later_notes(
+    services: Services, me: Principal, clock: FixedClock
+) -> None:
+    create(services, me, 1)
+    settle(clock)
+    page = services.changes.since(me, "api", since="9999-12-31T23:59:59-01:00")
+    assert page.changes == []
+    later = create(services, me, 2)
+    settle(clock)
+    assert [c.note.id for c in services.changes.since(me, "api", cursor=page.cursor).changes] == [later]
+
+
+def test_a_malformed_since_is_refused_naming_the_argument(services: Services, me: Principal) -> None:
+    create(services, me, 1)
+    with pytest.raises(InvalidArgumentError, match=r"^since: '2026-13-01' is not a real date"):
+        services.changes.since(me, "api", since="2026-13-01")

@@ -96,6 +96,37 @@ def test_a_duplicate_writes_nothing_and_names_the_note_that_holds_it(services: S
     assert services.notes.get(me, first.note.note.id).note.version == 1
 
 
+# Words the index and a naive splitter disagree on: letters glued to digits, underscores, hyphens, accents (one
+# composed, one decomposed), non-Latin scripts.
+GLUED_WORDS = {
+    "digits": "alpha123 beta456 gamma789 delta012 epsilon345 zeta678 theta901 kappa234 lambda567 omicron890",
+    "underscores": "queue_name retry_limit trace_id span_kind token_ttl cache_key shard_map region_tag",
+    "hyphens": "queue-name retry-limit trace-id span-kind token-ttl cache-key shard-map region-tag",
+    "mixed": "v2beta3 rc1final build42x node18lts py311env cfg_v2 x-y ab12cd",
+    "unicode": "naïve cafe\u0301s résumé Straße größe façade smörgåsbord 日本語テキスト Ελληνικά кириллица",
+}
+
+
+@pytest.mark.parametrize("kind", GLUED_WORDS)
+def test_the_same_long_content_of_glued_words_sent_three_times_is_one_note(
+    services: Services, me: Principal, kind: str
+) -> None:
+    content = " ".join([GLUED_WORDS[kind]] * 8)
+    statuses = [remember(services, me, content).status for _ in range(3)]
+    assert statuses == [RememberStatus.CREATED, RememberStatus.DUPLICATE, RememberStatus.DUPLICATE]
+    assert len(live_notes(services, me)) == 1
+
+
+def test_the_same_content_with_its_longest_words_past_4000_characters_is_one_note(
+    services: Services, me: Principal
+) -> None:
+    tail = "Reconciliation instrumentation observability dashboards, migrations, partitioning, throughput, latency."
+    content = "ship it now. " * 400 + tail
+    statuses = [remember(services, me, content).status for _ in range(3)]
+    assert statuses == [RememberStatus.CREATED, RememberStatus.DUPLICATE, RememberStatus.DUPLICATE]
+    assert len(live_notes(services, me)) == 1
+
+
 def test_a_restatement_updates_the_note_in_place_and_keeps_the_revision(services: Services, me: Principal) -> None:
     first = remember(services, me, "Use opaque tokens for API sessions.", type=NoteType.DECISION)
     longer = "Use opaque tokens for API sessions, stored server-side in Redis so they can be revoked at once."

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from notewell.domain import ranking, rules, stemming
+from notewell.domain import admission, ranking, rules, stemming
 from notewell.domain.errors import InvalidArgumentError, NotewellError, TooLargeError, VersionConflictError
 from notewell.domain.model import Note
 
@@ -108,3 +108,11 @@ def test_bm25_matches_other_forms_of_the_query_words() -> None:
     notes = [note("a", "Caching", "Redis caches pages."), note("b", "Queues", "SQS.")]
     assert [h.note.id for h in ranking.bm25(notes, "cache", 10)] == ["a"]
     assert ranking.bm25(notes, "cache", 10)[0].snippet.startswith("Redis caches")
+
+
+def test_remember_looks_up_candidates_by_index_words_from_the_start_and_from_the_whole_content() -> None:
+    content = "ship alpha123 now. " * 300 + "Reconciliation instrumentation observability dashboards."
+    query = admission.candidate_query(content).split()
+    assert {"alpha123", "ship"} <= set(query)  # the start: what a ranked scan reads of the stored note
+    assert {"reconciliation", "instrumentation"} <= set(query)  # the longest words anywhere
+    assert len(query) <= admission.CANDIDATE_TERMS

@@ -6,10 +6,14 @@ import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore, match_expression, split_terms
+from notewell.domain import rules
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, SearchFilters, SearchHit
 from notewell.ports import SearchUnavailableError
 
@@ -349,3 +353,39 @@ def test_a_search_answers_from_one_state_while_notes_are_committed_between_its_r
     assert landed, "the other writer committed in the middle of the search"
     assert ids(hits) == ["1"]  # the state the search began with
     assert len(index.search(WS, PROJECT, "cache", NO_FILTERS, 10)) == 6  # and the next search sees the new notes
+
+
+# Letters from several scripts, digits, a decomposed accent, Devanagari signs, separators the index splits on.
+_ALPHABET = (
+    "abcxyzABCXYZ0189éüßçÅ" + "\u0301" + "αβΩжЯ日本語" + "हिन्दी" + "٣"  # word characters (and marks)
+    + " _-.,;:/'\"()[]{}!?@#$%^&*+=<>|\\~`\n\t" + "\u00a0\u2014\u2019\u201c\u3001"  # separators
+)  # fmt: skip
+
+
+@settings(
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=st.text(alphabet=_ALPHABET, min_size=1, max_size=40))
+def test_every_word_the_splitter_sees_is_a_term_the_index_holds_for_that_text(tmp_path_factory: Any, text: str) -> None:
+    """rules.words is what remember and the in-process ranking use: each of its words must find the note."""
+    sqlite_store = SqliteStore(tmp_path_factory.mktemp("words") / "notewell.db")
+    try:
+        add(sqlite_store, make_note(1, "Probe", text))
+        index = SqliteFullTextIndex(sqlite_store)
+        for word in rules.words(text):
+            assert ids(index.search(WS, PROJECT, word, NO_FILTERS, 5)) == ["1"], (text, word)
+    finally:
+        sqlite_store.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("alpha123 v2beta3", ["alpha123", "v2beta3"]),
+        ("foo_bar x-y", ["foo", "bar", "x", "y"]),
+        ("Cafe\u0301s STRASSE Straße", ["cafés", "strasse", "straße"]),
+        ("日本語テキスト, кириллица.", ["日本語テキスト", "кириллица"]),
+    ],
+)
+def test_words_split_as_the_full_text_index_splits(text: str, expected: list[str]) -> None:
+    assert rules.words(text) == expected

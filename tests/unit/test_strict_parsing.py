@@ -40,3 +40,36 @@ def test_page_numbers_are_ascii_digits_of_bounded_length_or_nothing(text: str) -
 def test_a_plain_page_number_parses() -> None:
     assert rules.parse_decimal("0") == 0
     assert rules.parse_decimal("42") == 42
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("0001-01-01T00:00:00+01:00", "0001-01-01T00:00:00.000Z"),  # an hour before year 1: clamped, no overflow
+        ("9999-12-31T23:59:59-01:00", "9999-12-31T23:59:59.999Z"),  # past year 9999: clamped, no overflow
+        ("0999-06-01T00:00:00Z", "0999-06-01T00:00:00.000Z"),  # padded: sorts before every later year
+        ("2026-03-01T12:00:00", "2026-03-01T12:00:00.000Z"),  # no offset: UTC
+        ("2026-03-01", "2026-03-01T00:00:00.000Z"),
+        ("2026-03-01T14:30+02:00", "2026-03-01T12:30:00.000Z"),
+        ("2026-03-01T12:00:00.123456+00:00", "2026-03-01T12:00:00.123Z"),
+    ],
+)
+def test_timestamps_normalise_to_fixed_width_utc_milliseconds(text: str, stored: str) -> None:
+    assert rules.format_ts(rules.parse_ts(text)) == stored
+
+
+def test_normalised_timestamps_sort_as_strings_in_time_order() -> None:
+    texts = ["0001-01-01T00:00:00+01:00", "0999-06-01T00:00:00Z", "2026-03-01T14:30+02:00", "9999-12-31T23:59-01:00"]
+    stored = [rules.format_ts(rules.parse_ts(t)) for t in texts]
+    assert sorted(stored) == stored and [len(s) for s in stored] == [24] * 4
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "yesterday", "2026-3-1", "20260301T120000Z", "２０２６-03-01", "2026-02-30", "0000-01-01",
+     "2026-03-01T24:00:00Z", "2026-03-01T12:00:00+24:00", "2026-03-01T12:00:00Z\n", "9" * 5000],
+)  # fmt: skip
+def test_a_malformed_or_impossible_timestamp_is_refused_with_an_example(text: str) -> None:
+    with pytest.raises(InvalidArgumentError, match="'2026-03-01T12:00:00Z'") as refused:
+        rules.parse_ts(text)
+    assert len(refused.value.message) < 200  # a huge input is not echoed back in full

@@ -10,7 +10,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import sqlite3
 import stat
 import threading
@@ -334,8 +333,6 @@ _HIT_ROWS = f"""SELECT top.value, {_N_NOTE_COLUMNS}
     FROM json_each(:seqs) AS top CROSS JOIN notes AS n ON n.seq = top.value"""
 _HIT_SNIPPETS = """SELECT top.value, snippet(notes_fts, 1, '', '', '…', 24)
     FROM json_each(:seqs) AS top CROSS JOIN notes_fts ON notes_fts.rowid = top.value WHERE notes_fts MATCH :snippet"""
-
-_WORD = re.compile(r"\w+")
 
 
 def _json(value: object) -> str:
@@ -1065,8 +1062,8 @@ class SqliteStore:
 
 
 def _query_terms(text: str) -> list[str]:
-    """The distinct words of `text`, casefolded, in order, at most MAX_QUERY_TERMS."""
-    return list(dict.fromkeys(word.casefold() for word in _WORD.findall(text)))[:MAX_QUERY_TERMS]
+    """The distinct words of `text` (rules.words, split as unicode61 splits them), in order, at most MAX_QUERY_TERMS."""
+    return list(dict.fromkeys(rules.words(text)))[:MAX_QUERY_TERMS]
 
 
 def _phrase(term: str) -> str:

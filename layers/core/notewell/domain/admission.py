@@ -12,12 +12,14 @@ negation, no changed number), which is what keeps "we do not use Redis" from upd
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words, tokens
+from notewell.domain import ranking, rules
+from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -100,12 +102,20 @@ def candidate_query(content: str) -> str:
 
     Longer words are rarer, and every word in the query widens the index's match set, so a handful of the longest
     content words finds the notes that restate or contradict this one at a fraction of the cost of all of them.
+    They are the index's own words (rules.words: 'alpha123' whole, 'foo_bar' two). Half come from the start of the
+    content, the part every search mode ranks, so content stored before always finds the note that holds it; the
+    rest from the whole, so a long text that restates a note further down still finds it.
     """
-    words = tokens(content)
+    start = _longest(rules.words(content[: ranking.RANKED_BODY_CHARS]), CANDIDATE_TERMS // 2)
+    whole = rules.words(content)
+    chosen = list(dict.fromkeys([*start, *_longest(whole, CANDIDATE_TERMS)]))[:CANDIDATE_TERMS]
+    return " ".join(chosen) or " ".join(whole[:CANDIDATE_TERMS])
+
+
+def _longest(words: list[str], count: int) -> list[str]:
     keep = content_words(words)
-    distinct = list(dict.fromkeys(w for w in words if w in keep and len(w) > 2))
-    chosen = sorted(distinct, key=lambda w: (-len(w), distinct.index(w)))[:CANDIDATE_TERMS]
-    return " ".join(chosen) or " ".join(words[:CANDIDATE_TERMS])
+    distinct = dict.fromkeys(w for w in words if w in keep and len(w) > 2)
+    return heapq.nlargest(count, distinct, key=len)  # ties keep text order, in linear time on long content
 
 
 # ----- titles ------------------------------------------------------------------------------------------------

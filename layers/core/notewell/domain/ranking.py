@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
 from notewell.domain.model import Note, SearchHit
-from notewell.domain.rules import excerpt
+from notewell.domain.rules import excerpt, words
 from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-_WORD = re.compile(r"\w+")
 K1 = 1.2  # Lucene defaults
 B = 0.75
 SNIPPET_CHARS = 200
 
 
 def tokens(text: str) -> list[str]:
-    """Casefolded words, each reduced to its Porter stem, as SQLite's full-text index tokenizes them."""
-    return [stem(word) for word in _WORD.findall(text.casefold())]
+    """The full-text index's words (rules.words), each reduced to its Porter stem as SQLite's index does: both
+    search modes and remember agree on what a word is."""
+    return [stem(word) for word in words(text)]
 
 
 # Only the start of a long body is ranked in process: enough to judge relevance, bounded in cost.

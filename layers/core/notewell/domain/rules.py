@@ -166,6 +166,22 @@ def excerpt(text: str, limit: int = DEFAULT_EXCERPT_CHARS) -> str:
     return cut.rstrip(" ,;:.-") + "…"
 
 
+_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining diacritics
+_INDEX_WORD = re.compile(rf"[{_MARKS}]*[^\W_](?:[^\W_]|[{_MARKS}])*")
+
+
+def words(text: str) -> list[str]:
+    """The words a search index holds for `text`, lowercased, in order: runs of letters and digits.
+
+    The one word splitter of search and remember, drawn to match SQLite FTS5's unicode61 tokenizer: letters and
+    digits stay together ('alpha123'), underscore and punctuation separate ('foo_bar', 'x-y': two words each), an
+    accent stays in its word, composed or not (FTS5 drops it). So a word taken from a note's text is a term the
+    index holds for that note (a word FTS5 splits further still matches, as a phrase), which is how remember finds
+    the note that identical content would duplicate.
+    """
+    return _INDEX_WORD.findall(unicodedata.normalize("NFC", text).lower())
+
+
 _TOKEN_PIECE = re.compile(r"[^\W\d_]+|\d+|\s+|[^\w\s]+|_")
 
 
@@ -207,19 +223,64 @@ def _count_tokens(text: str) -> int:
     return count
 
 
-# Timestamps are fixed-width UTC with milliseconds, so string order is time order.
+# Timestamps are fixed-width UTC with milliseconds, so string order is time order (years padded to four digits:
+# strftime would write year 999 as '999', which sorts after '2026').
 def format_ts(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    m = moment.astimezone(UTC)
+    return (
+        f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}."
+        f"{m.microsecond // 1000:03d}Z"
+    )
+
+
+# ISO-8601 extended form in ASCII digits: a date, optionally a time (seconds and fraction optional) with an offset.
+_ISO_TS = re.compile(
+    r"(?P<year>[0-9]{4})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
+    r"(?:[Tt ](?P<hour>[0-9]{2}):(?P<minute>[0-9]{2})(?::(?P<second>[0-9]{2})(?:[.,](?P<fraction>[0-9]{1,9}))?)?"
+    r"(?P<offset>[Zz]|[+-][0-9]{2}(?::?[0-9]{2})?)?)?"
+)
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(microsecond=999_000, tzinfo=UTC)
+_TS_EXAMPLE = "'2026-03-01T12:00:00Z' (UTC) or '2026-03-01T14:00:00+02:00'"
 
 
 def parse_ts(text: str) -> datetime:
+    """The UTC moment an ISO-8601 timestamp names; no offset means UTC, a date alone means its midnight.
+
+    An offset that carries the moment past year 1 or 9999 clamps it to the first or last representable millisecond
+    (nothing is earlier or later), instead of overflowing.
+    """
+    match = _ISO_TS.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        raise InvalidArgumentError(f"{quote_short(text)} is not an ISO-8601 timestamp; send one like {_TS_EXAMPLE}.")
+    fraction = (match["fraction"] or "").ljust(6, "0")[:6]
+    offset_text = match["offset"] or "Z"
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise InvalidArgumentError(f"{text!r} is not an ISO-8601 timestamp; use e.g. '2026-03-01T12:00:00Z'.") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment
+        local = datetime(
+            int(match["year"]), int(match["month"]), int(match["day"]), int(match["hour"] or 0),
+            int(match["minute"] or 0), int(match["second"] or 0), int(fraction),
+        )  # fmt: skip
+        offset = timedelta(0)
+        if offset_text not in "Zz":
+            digits = offset_text[1:].replace(":", "")
+            hours, minutes = int(digits[:2]), int(digits[2:] or 0)
+            if hours > 23 or minutes > 59:
+                raise ValueError(offset_text)
+            offset = timedelta(hours=hours, minutes=minutes) * (-1 if offset_text[0] == "-" else 1)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"{quote_short(text)} is not a real date, time and offset; send one like {_TS_EXAMPLE}."
+        ) from None
+    try:
+        return (local - offset).replace(tzinfo=UTC)
+    except OverflowError:
+        return EARLIEST if offset > timedelta(0) else LATEST
+
+
+def quote_short(value: object, limit: int = 40) -> str:
+    """`value` quoted for an error message, cut short: an echo must not be bigger than the answer."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def next_updated_at(now: datetime, previous: str) -> str:

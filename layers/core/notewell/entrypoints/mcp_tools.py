@@ -6,6 +6,7 @@ from the signature.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import logging
@@ -15,14 +16,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from notewell.domain.errors import InvalidArgumentError, NotewellError, UnauthenticatedError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.domain.packing import Detail
-from notewell.domain.rules import estimate_tokens, parse_decimal
+from notewell.domain.rules import estimate_tokens, parse_decimal, quote_short
 from notewell.entrypoints.wire import (
     ChangesOut,
     CheckpointResult,
@@ -104,6 +106,8 @@ TagsArg = Annotated[list[str] | None, Field(description=_TAGS_HELP, max_length=2
 
 
 class LinkIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt key must not vanish silently
+
     target: str = Field(description="Id of the note to link to.")
     relation: str = Field(default="related", description="How this note relates to it, e.g. 'depends_on'.")
 
@@ -199,6 +203,7 @@ def _links(links: list[LinkIn] | None) -> list[Link] | None:
 
 
 def build_server(services: Services) -> MCPServer:
+    strict = _StrictArguments()
     server: MCPServer = MCPServer(
         name="notewell",
         title="Notewell",
@@ -206,11 +211,12 @@ def build_server(services: Services) -> MCPServer:
         version="0.1.0",
         log_level="WARNING",
         subscriptions=False,
-        middleware=[_BadArgumentsAsErrors()],
+        middleware=[strict],
     )
 
     def tool(name: str, title: str, annotations: ToolAnnotations) -> Callable[[Callable[P, BaseModel]], None]:
         def register(fn: Callable[P, BaseModel]) -> None:
+            strict.register(name, fn)
             server.add_tool(tool_result(fn, services.meter), name=name, title=title, annotations=annotations)
 
         return register
@@ -252,7 +258,8 @@ def build_server(services: Services) -> MCPServer:
     def get_changes_since(
         project: ProjectArg,
         since: Annotated[
-            str | None, Field(description="ISO-8601 time to start from, e.g. '2026-03-01T12:00:00Z'.")
+            str | None,
+            Field(description="ISO-8601 time to start from, e.g. '2026-03-01T12:00:00Z' (UTC if no offset)."),
         ] = None,
         cursor: Annotated[str | None, Field(description="cursor from your previous call, unchanged.")] = None,
         types: Annotated[list[NoteType] | None, Field(description="Only these note types (fixed per cursor).")] = None,
@@ -644,23 +651,195 @@ def _resource_error(exc: NotewellError, uri: str) -> Exception:
     return ResourceNotFoundError(exc.message)
 
 
-class _BadArgumentsAsErrors:
-    """Arguments the SDK rejects (schema violations, unknown tools) become our 400 error shape.
+class _StrictArguments:
+    """Every tools/call is checked against the tool's own argument model before the SDK runs it.
 
-    Every failure raised inside a tool is already shaped by `tool_result`, so an error result without
-    structuredContent can only come from the SDK's own validation.
+    An argument the tool does not take is refused, naming the nearest one it does take: the SDK would drop it
+    silently, so a misspelt `expected_version` used to skip the version check and overwrite. A value the model
+    rejects gets one sentence per argument saying what to send, not pydantic's dump with a URL. Errors the SDK
+    still raises itself (an unknown tool) get the same {status, code, message} shape.
     """
 
+    def __init__(self) -> None:
+        self._functions: dict[str, Callable[..., Any]] = {}
+        self._metadata: dict[str, FuncMetadata] = {}
+
+    def register(self, name: str, fn: Callable[..., Any]) -> None:
+        self._functions[name] = fn
+
+    def _arguments_of(self, tool: str) -> FuncMetadata:
+        if tool not in self._metadata:  # built on first use: no cold-start cost for tools never called
+            self._metadata[tool] = func_metadata(self._functions[tool])
+        return self._metadata[tool]
+
+    def refusal(self, params: object) -> CallToolResult | None:
+        """The error result for a call whose arguments the tool would not accept as sent, else None."""
+        if not isinstance(params, dict) or params.get("name") not in self._functions:
+            return None  # malformed params and unknown tools are the SDK's to answer
+        tool: str = params["name"]
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return None
+        metadata = self._arguments_of(tool)
+        known = [field.alias or name for name, field in metadata.arg_model.model_fields.items()]
+        unknown = [key for key in arguments if key not in known]
+        if unknown:
+            return error_result(
+                400, "bad_argument", _unknown_arguments_message(tool, unknown, known), arguments=unknown
+            )
+        surrogate = _lone_surrogate(arguments)
+        if surrogate is not None:  # no store can keep one, and strict JSON validation cannot even read it
+            path, text, index = surrogate
+            message = (
+                f"{path} contains a lone surrogate (U+{ord(text[index]):04X}) at character {index}; send valid "
+                "Unicode (a \\uD800-\\uDFFF escape must be half of a pair). Nothing was written."
+            )
+            return error_result(400, "bad_argument", message, arguments=[path.split("[")[0]])
+        try:
+            # Strictly, as JSON: `true` is not the integer 1 (an expectedVersion of true was a check against v1)
+            # and 4.5 is not 4. The SDK's leniency for JSON inside a string ('["a"]' for a list) is kept, and so
+            # are an integer sent as ASCII digits ('5', by the page-number rule) and 'true'/'false' for a boolean.
+            prepared = metadata.pre_parse_json(arguments)
+            for name, field in metadata.arg_model.model_fields.items():
+                key = field.alias or name
+                value = prepared.get(key)
+                if isinstance(value, str) and field.annotation in (int, int | None):
+                    prepared[key] = value if (number := parse_decimal(value)) is None else number
+                elif value in ("true", "false") and field.annotation in (bool, bool | None):
+                    prepared[key] = value == "true"
+            as_json = json.dumps(prepared, allow_nan=False)
+            metadata.arg_model.model_validate_json(as_json, strict=True)
+        except ValueError as exc:  # ValidationError is a ValueError; so is a NaN, which JSON cannot carry
+            if not isinstance(exc, ValidationError):
+                return error_result(400, "bad_argument", f"Arguments of {tool} must be plain JSON values (no NaN).")
+            names = list(dict.fromkeys(_location(error["loc"]) for error in exc.errors()))
+            return error_result(400, "bad_argument", _invalid_arguments_message(tool, exc), arguments=names)
+        return None
+
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
-        result = await call_next(ctx)
         if getattr(ctx, "method", None) != "tools/call":
-            return result
+            return await call_next(ctx)
+        refused = self.refusal(getattr(ctx, "params", None))
+        if refused is not None:
+            error = (refused.structured_content or {}).get("error", {})
+            logger.info(
+                "tool arguments refused",  # argument names only: the values are the caller's data
+                extra={"tool": ctx.params.get("name"), "arguments": error.get("arguments"),
+                       "outcome": "bad_argument", "request_id": CURRENT_REQUEST_ID.get()},
+            )  # fmt: skip
+            return refused.model_dump(by_alias=True, exclude_none=True, mode="json")
+        result = await call_next(ctx)
         data = result.model_dump(by_alias=True, exclude_none=True) if isinstance(result, BaseModel) else result
+        # Every failure raised inside a tool is shaped by `tool_result`, so an error result without
+        # structuredContent can only come from the SDK itself (an unknown tool).
         if isinstance(data, dict) and data.get("isError") and not data.get("structuredContent"):
-            text = " ".join(c.get("text", "") for c in data.get("content", []) if isinstance(c, dict)).strip()
-            message = (text or "Invalid arguments.") + " Check the tool's input schema and retry."
+            params = getattr(ctx, "params", None)
+            name = params.get("name") if isinstance(params, dict) else None
+            if isinstance(name, str) and name not in self._functions:
+                near = difflib.get_close_matches(name, list(self._functions), n=1)
+                hint = f"; did you mean {near[0]!r}?" if near else "; call tools/list for the tool names."
+                message = f"Unknown tool {quote_short(name)}{hint}"
+            else:
+                text = " ".join(c.get("text", "") for c in data.get("content", []) if isinstance(c, dict)).strip()
+                message = (text or "Invalid arguments.") + " Check the tool's input schema and retry."
             shaped = error_result(400, "bad_argument", message)
             return shaped.model_dump(by_alias=True, exclude_none=True, mode="json") | {
                 k: v for k, v in data.items() if k not in ("content", "structuredContent", "isError")
             }
         return result
+
+
+def _lone_surrogate(value: object, path: str = "") -> tuple[str, str, int] | None:
+    """(argument path, text, index) of the first lone surrogate in the arguments, if any."""
+    if isinstance(value, str):
+        index = next((i for i, character in enumerate(value) if "\ud800" <= character <= "\udfff"), None)
+        return None if index is None else (path, value, index)
+    items: list[tuple[str, object]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{path}.{key}" if path else str(key)
+            found = _lone_surrogate(str(key), name)  # a key is text too
+            if found is not None:
+                return found
+            items.append((name, item))
+    elif isinstance(value, list):
+        items = [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+    for name, item in items:
+        found = _lone_surrogate(item, name)
+        if found is not None:
+            return found
+    return None
+
+
+def _squash(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def _unknown_arguments_message(tool: str, unknown: list[str], known: list[str]) -> str:
+    # Compared without case, '_' and '-': 'expected_version' is nearest to 'expectedVersion'.
+    by_squashed = {_squash(name): name for name in known}
+    named: list[tuple[str, str | None]] = []
+    for key in unknown:
+        matches = difflib.get_close_matches(_squash(key), list(by_squashed), n=1, cutoff=0.6)
+        named.append((quote_short(key), by_squashed[matches[0]] if matches else None))
+    takes = f"{tool} takes " + (", ".join(known) if known else "no arguments")
+    if len(named) == 1:
+        key, near = named[0]
+        head = f"Unknown argument {key}; " + (f"did you mean {near!r}?" if near else f"{takes}.")
+    else:
+        listed = ", ".join(f"{key} (did you mean {near!r}?)" if near else key for key, near in named[:5])
+        head = f"Unknown arguments {listed}; {takes}."
+    return head + " Nothing was written."
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+_EXPECTED = {
+    "string_type": "must be a string",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be an array",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "missing": "is required",
+    "extra_forbidden": "is not a field here; remove it",
+    "string_unicode": "must be valid Unicode text",
+}
+
+
+def _problem(error: Any) -> str:
+    kind: str = error["type"]
+    ctx: dict[str, Any] = error.get("ctx") or {}
+    if kind in _EXPECTED:
+        return _EXPECTED[kind]
+    if kind in ("literal_error", "enum"):
+        return f"must be one of {ctx.get('expected', 'the values the schema lists')}"
+    if kind in ("greater_than_equal", "greater_than"):
+        return f"must be at least {ctx.get('ge', ctx.get('gt'))}" + (" (exclusive)" if kind == "greater_than" else "")
+    if kind in ("less_than_equal", "less_than"):
+        return f"must be at most {ctx.get('le', ctx.get('lt'))}" + (" (exclusive)" if kind == "less_than" else "")
+    if kind == "too_short":
+        return f"must hold at least {ctx.get('min_length')} item(s)"
+    if kind == "too_long":
+        return f"must hold at most {ctx.get('max_length')} items"
+    if kind == "string_too_short":
+        return f"must be at least {ctx.get('min_length')} characters long"
+    if kind == "string_too_long":
+        return f"must be at most {ctx.get('max_length')} characters long"
+    message: str = error.get("msg", "is not valid")
+    return "is not valid: " + message[:1].lower() + message[1:]
+
+
+def _invalid_arguments_message(tool: str, exc: ValidationError) -> str:
+    problems = list(dict.fromkeys(f"{_location(e['loc']) or 'arguments'} {_problem(e)}" for e in exc.errors()))
+    shown = problems[:5] + ([f"and {len(problems) - 5} more"] if len(problems) > 5 else [])
+    return "; ".join(shown) + f": fix {'it' if len(problems) == 1 else 'them'} and call {tool} again."

@@ -116,8 +116,14 @@ class ChangesService:
                 )
             position, seq, floor = state.position, state.seq, state.floor
         elif since is not None:
+            try:
+                start = rules.parse_ts(since)
+            except InvalidArgumentError as exc:
+                raise InvalidArgumentError(f"since: {exc.message}") from None
+            # A future `since` reads as now: its cursor must not skip what is written until then.
+            start = min(start, self._deps.clock.now())
             # '' sorts before every id: changes stamped exactly at `since` are included.
-            position = FeedPosition(rules.format_ts(rules.parse_ts(since)), "")
+            position = FeedPosition(rules.format_ts(start), "")
 
         if target is None:
             empty = feed_cursor.FeedCursor(principal.workspace_id, "", type_names, status_names, position, seq, floor)
