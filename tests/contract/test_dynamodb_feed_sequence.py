@@ -136,3 +136,24 @@ def test_a_project_written_before_the_sequence_keeps_its_feed_and_its_cursors(
     # A new project of the same workspace is on the sequence from its first note.
     fresh = services.notes.create(me, "web", title="W", body="b").note
     assert [c.note.id for c in services.changes.since(me, "web").changes] == [fresh.id]
+
+
+def test_a_first_commit_landing_while_a_reader_looks_for_the_head_is_read_as_the_sequence(
+    services: Services, me: Principal, store: DynamoDBStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services.projects.update(me, "api", summary="No notes yet")
+    start = services.changes.since(me, "api")  # no head, no notes: the sequence, from 0
+    landed: list[str] = []
+    asked: list[bool] = []
+    real_has_notes = store._has_notes
+
+    def first_commit_lands_meanwhile(workspace_id: str, project: str) -> bool:
+        asked.append(True)
+        if len(asked) == 1:  # the project's first commit lands between the reader's read of the head and this Query
+            landed.append(services.notes.create(me, "api", title="First", body="b").note.id)
+        return real_has_notes(workspace_id, project)
+
+    monkeypatch.setattr(store, "_has_notes", first_commit_lands_meanwhile)
+    page = services.changes.since(me, "api", cursor=start.cursor)
+
+    assert landed and [c.note.id for c in page.changes] == landed  # not taken for a project from before

@@ -1278,10 +1278,16 @@ class DynamoDBStore:
         """The project's feed head, strongly read. Every commit since the sequence exists writes it, so a missing
         head with notes means notes from before (asked of GSI1 only then: its lag cannot hide notes that old); the
         commit that makes the head marks it incomplete in that case."""
-        item = self._get(_key(sequence_pk(workspace_id, project_id), FEED_HEAD_SK))
-        if item is not None:
-            return _FeedHead(_get_int(item, "seq"), _get_flag(item, "complete"), exists=True)
-        return _FeedHead(0, complete=not self._has_notes(workspace_id, project_id), exists=False)
+        key = _key(sequence_pk(workspace_id, project_id), FEED_HEAD_SK)
+        item = self._get(key)
+        if item is None and self._has_notes(workspace_id, project_id):
+            # The notes may be from the project's first commits, landed since the first read: they made the head.
+            item = self._get(key)
+            if item is None:
+                return _FeedHead(0, complete=False, exists=False)
+        if item is None:
+            return _FeedHead(0, complete=True, exists=False)
+        return _FeedHead(_get_int(item, "seq"), _get_flag(item, "complete"), exists=True)
 
     def _has_notes(self, workspace_id: str, project_id: str) -> bool:
         params: QueryInputTypeDef = {
