@@ -38,9 +38,9 @@ if TYPE_CHECKING:
     from notewell.bootstrap import Services
 
 CALL_TIMEOUT_S = 30  # a hang guard only: calls take milliseconds
-# The SDK answers a missing resource with -32602 (SEP-2164); issue 9 asks for -32002. Both mean "not found" here,
-# and -32603 (internal error) never does.
-RESOURCE_NOT_FOUND_CODES = frozenset({-32002, -32602})
+# A missing resource is -32602, the SDK's not-found since SEP-2164 (-32002 is retired); -32603 (internal error),
+# which a busy store answers, never comes from these reads of a healthy store.
+RESOURCE_NOT_FOUND_CODES = frozenset({-32602})
 
 # Strings that broke parsers before: odd digits, whitespace, JSON look-alikes, controls, very long, RTL marks.
 EDGE_STRINGS = [
