@@ -88,6 +88,20 @@ def test_a_new_decision_lists_same_type_neighbours_for_review(services: Services
     assert [n.id for n in outcome.neighbours] == [older.note.note.id]  # same type only, never itself
 
 
+def test_create_note_of_a_constraint_gets_the_same_review_as_remember(services: Services, me: Principal) -> None:
+    older = remember(services, me, "Never call the payments API from the browser.", type=NoteType.CONSTRAINT)
+    remember(services, me, "Payments go through the billing service.", type=NoteType.DECISION)
+    created = services.notes.create(
+        me, "api", title="Browser payments", body="Call the payments API from the browser for speed.",
+        type=NoteType.CONSTRAINT,
+    )  # fmt: skip
+    review = services.memory.review(me, created)
+    assert review.required is True
+    assert [n.id for n in review.neighbours] == [older.note.note.id]  # same type only, never itself
+    plain = services.notes.create(me, "api", title="Browser payments", body="A plain note is not reviewed.")
+    assert services.memory.review(me, plain).required is False and services.memory.review(me, plain).neighbours == []
+
+
 def test_a_duplicate_writes_nothing_and_names_the_note_that_holds_it(services: Services, me: Principal) -> None:
     first = remember(services, me, "Deploys go through the SAM pipeline.")
     again = remember(services, me, "Deploys go through the SAM pipeline.")

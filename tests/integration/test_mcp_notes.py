@@ -127,6 +127,21 @@ async def test_a_note_lives_through_create_edit_patch_delete_and_restore(
         assert [r["id"] for r in found["results"]] == [note_id]
 
 
+async def test_create_note_of_a_decision_lists_its_neighbours_like_remember(services: Services, keys: Keys) -> None:
+    async with running(make_app(services)) as app, connect(app, keys.full, "auto") as client:
+        first = ok(await client.call_tool("remember", {
+            "project": "api", "content": "Orders are stored in PostgreSQL 16.", "type": "decision",
+        }))  # fmt: skip
+        second = ok(await client.call_tool("create_note", {
+            "project": "api", "title": "Orders database", "body": "Orders are stored in MySQL 8.", "type": "decision",
+        }))  # fmt: skip
+        plain = ok(await client.call_tool("create_note", {"project": "api", "title": "Scratch", "body": "b"}))
+    assert second["reviewRequired"] is True
+    assert [n["id"] for n in second["neighbours"]] == [first["note"]["id"]]
+    assert set(second["neighbours"][0]) == {"id", "title", "excerpt"}
+    assert plain["reviewRequired"] is False and plain["neighbours"] == []
+
+
 async def test_reads_are_lean_unless_bodies_are_asked_for(services: Services, keys: Keys) -> None:
     long_body = "Rate limits apply per tenant. " + "detail " * 400
     async with running(make_app(services)) as app, connect(app, keys.full, "auto") as client:

@@ -30,6 +30,7 @@ from notewell.entrypoints.wire import (
     CheckpointResult,
     ContextOut,
     ExportOut,
+    NoteCreated,
     NoteFull,
     NotesBatch,
     NoteWritten,
@@ -357,25 +358,27 @@ def build_server(services: Services) -> MCPServer:
             str | None,
             Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
         ] = None,
-    ) -> NoteWritten:
+    ) -> NoteCreated:
         """Store a new note with an explicit title and body. Prefer remember for free-form memories; use this
-        when you know exactly what to store. Returns the note's lean form (id, version)."""
-        return NoteWritten.of_view(
-            notes.create(
-                caller(),
-                project,
-                title=title,
-                body=body,
-                type=type,
-                status=status,
-                tags=tags or (),
-                links=_links(links) or (),
-                importance=importance,
-                canonical=canonical,
-                supersedes=supersedes or (),
-                idempotency_key=idempotencyKey,
-            )
+        when you know exactly what to store. Returns the note's lean form (id, version). For a decision,
+        constraint or architecture note, reviewRequired comes with same-type neighbours: read them, and supersede
+        or dispute one that disagrees."""
+        principal = caller()
+        created = notes.create(
+            principal,
+            project,
+            title=title,
+            body=body,
+            type=type,
+            status=status,
+            tags=tags or (),
+            links=_links(links) or (),
+            importance=importance,
+            canonical=canonical,
+            supersedes=supersedes or (),
+            idempotency_key=idempotencyKey,
         )
+        return NoteCreated.of_review(created, services.memory.review(principal, created))
 
     @tool("get_note", "Get note", READ_ONLY)
     def get_note(id: NoteIdArg) -> NoteFull:

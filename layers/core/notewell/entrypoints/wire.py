@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from notewell.domain.model import ApiKey, Link, Note, Project, SearchHit
     from notewell.services.changes import ChangesPage
     from notewell.services.context import ContextResult
-    from notewell.services.memory import CheckpointOutcome, RememberOutcome
+    from notewell.services.memory import CheckpointOutcome, RememberOutcome, Review
     from notewell.services.metering import UsageReport
     from notewell.services.notes import NoteView
 
@@ -253,6 +253,22 @@ class Neighbour(Wire):
     @classmethod
     def of(cls, note: Note) -> Neighbour:
         return cls(id=note.id, title=note.title, excerpt=rules.excerpt(note.body, 120))
+
+
+class NoteCreated(NoteWritten):
+    """create_note's answer: the lean note, and for a decision, constraint or architecture note the same-type
+    neighbours to compare it with."""
+
+    neighbours: list[Neighbour] = Field(default_factory=list, description="Same-type notes to compare with.")
+    review_required: bool = Field(default=False, description="True: read the neighbours for contradictions.")
+
+    @classmethod
+    def of_review(cls, view: NoteView, review: Review) -> NoteCreated:
+        written = NoteWritten.of_view(view)
+        return cls(
+            **written.model_dump(), neighbours=[Neighbour.of(n) for n in review.neighbours],
+            review_required=review.required,
+        )  # fmt: skip
 
 
 class ResolvingCallOut(Wire):

@@ -83,6 +83,15 @@ class RememberOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Review:
+    """What a new decision, constraint or architecture note is set beside: the same-type notes it may disagree
+    with. Empty and not required for other types."""
+
+    neighbours: list[Note] = field(default_factory=list)
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class CheckpointItem:
     kind: str  # decision | open_item | failed_approach
     content: str
@@ -197,7 +206,7 @@ class MemoryService:
         writes += self._notes.supersession_writes(principal, project.id, note, superseded)
         record = self._record(principal, request.project, key, hashed, RememberStatus.CREATED, note, None)
         self._notes.commit(principal, writes, record)
-        neighbours = self._neighbours(principal, project, note) if note.type in REVIEWED_TYPES else []
+        neighbours = self._neighbours(principal, project.id, note) if note.type in REVIEWED_TYPES else []
         review = note.type in REVIEWED_TYPES
         message = f"Stored as {note.id}."
         if review:
@@ -270,19 +279,27 @@ class MemoryService:
             tags=tags, importance=request.importance, supersedes=tuple(dict.fromkeys(request.supersedes)),
         )  # fmt: skip
 
-    def _neighbours(self, principal: Principal, project: Project, note: Note) -> list[Note]:
+    def review(self, principal: Principal, created: NoteView) -> Review:
+        """The review remember gives a note it creates, for a note create_note created: two contradictory
+        constraints stored side by side are flagged the same way whichever tool wrote the second."""
+        note = created.note
+        if note.type not in REVIEWED_TYPES:
+            return Review()
+        return Review(self._neighbours(principal, note.project_id, note), required=True)
+
+    def _neighbours(self, principal: Principal, project_id: str, note: Note) -> list[Note]:
         ws = principal.workspace_id
         found = [
             n
             for n in self._search.related(
-                ws, project.id, admission.candidate_query(f"{note.title} {note.body}"), NEIGHBOURS + 1,
+                ws, project_id, admission.candidate_query(f"{note.title} {note.body}"), NEIGHBOURS + 1,
                 SearchFilters(types=frozenset({note.type})),
             )
             if n.id != note.id and n.status is not NoteStatus.SUPERSEDED
         ][:NEIGHBOURS]  # fmt: skip
         if len(found) < NEIGHBOURS:  # too few word matches: add the most recent notes of the same type
             recent = self._deps.store.notes_by_type(
-                ws, project.id, [note.type], [NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED],
+                ws, project_id, [note.type], [NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED],
                 limit=NEIGHBOURS + 1,
             )  # fmt: skip
             seen = {n.id for n in found} | {note.id}
