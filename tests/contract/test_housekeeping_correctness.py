@@ -3,11 +3,9 @@ defaultMaxTokens, over every store."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,38 +18,18 @@ from notewell.domain.model import FeedPosition, Note, Principal, Project
 from notewell.ports import Store, TagRenameProgress
 from notewell.services import projects as projects_module
 from notewell.services.projects import TagRename
+from tests.support.races import SaveRacingStore
 
 WS = "ws_housekeeping"
 
 
-class RacingStore:
-    """Delegates to a real store; `before_save` runs once, just before the next save_project reaches the store,
-    so a competing update lands between another update's read and its write."""
-
-    def __init__(self, inner: Store) -> None:
-        self._inner = inner
-        self.before_save: Callable[[], object] | None = None
-        self.saves: list[bool] = []  # what each save_project answered, in order
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def save_project(self, project: Project, *, expected: Project | None = None) -> bool:
-        hook, self.before_save = self.before_save, None
-        if hook is not None:
-            hook()
-        written = self._inner.save_project(project, expected=expected)
-        self.saves.append(written)
-        return written
+@pytest.fixture
+def racing(store: Store) -> SaveRacingStore:
+    return SaveRacingStore(store)
 
 
 @pytest.fixture
-def racing(store: Store) -> RacingStore:
-    return RacingStore(store)
-
-
-@pytest.fixture
-def services(racing: RacingStore, clock: FixedClock, tmp_path: Path) -> Services:
+def services(racing: SaveRacingStore, clock: FixedClock, tmp_path: Path) -> Services:
     return bootstrap(Settings(data_dir=tmp_path), store=racing, clock=clock)
 
 
@@ -127,7 +105,7 @@ def test_tag_rename_progress_is_kept_per_project_and_tag_pair_until_forgotten(st
 
 
 def test_concurrent_project_updates_of_different_fields_both_survive(
-    services: Services, me: Principal, racing: RacingStore
+    services: Services, me: Principal, racing: SaveRacingStore
 ) -> None:
     services.projects.update(me, "web", summary="A shop")
     racing.saves.clear()

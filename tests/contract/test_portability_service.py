@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,10 +14,11 @@ from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.errors import ForbiddenError, InvalidArgumentError, NotFoundError
-from notewell.domain.model import Link, NoteStatus, NoteType, Principal, Project
+from notewell.domain.model import Link, NoteStatus, NoteType, Principal
 from notewell.ports import Store
 from notewell.services.notes import NoteChanges
 from notewell.services.portability import MEMORY_FORMAT, reassigned_id
+from tests.support.races import SaveRacingStore
 
 
 @pytest.fixture
@@ -263,33 +263,13 @@ def test_import_into_an_existing_project_keeps_its_fields_unless_the_file_sets_t
     assert project is not None and project.summary == "Kept." and project.default_max_tokens == 2000
 
 
-class _SaveRacingStore:
-    """Delegates to a real store; `before_save` runs once, just before the next save_project reaches it."""
-
-    def __init__(self, inner: Store) -> None:
-        self._inner = inner
-        self.before_save: Callable[[], object] | None = None
-        self.saves: list[bool] = []
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def save_project(self, project: Project, *, expected: Project | None = None) -> bool:
-        hook, self.before_save = self.before_save, None
-        if hook is not None:
-            hook()
-        written = self._inner.save_project(project, expected=expected)
-        self.saves.append(written)
-        return written
-
-
 def test_import_merges_project_fields_with_an_update_made_while_it_ran(
     services: Services, principal: Principal, other_store: Store, clock: FixedClock, tmp_path: Path
 ) -> None:
     services.projects.update(principal, "p", summary="Payments service.")
     services.notes.create(principal, "p", title="T", body="b")
     exported = list(services.portability.export_lines(principal, "p"))  # sets the summary, no instructions
-    racing = _SaveRacingStore(other_store)
+    racing = SaveRacingStore(other_store)
     other = bootstrap(Settings(data_dir=tmp_path / "racing"), store=racing, clock=clock)  # type: ignore[arg-type]
     target = principal_of(other)
     other.projects.update(target, "p", summary="Old summary.")

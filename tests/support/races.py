@@ -10,10 +10,10 @@ every round was a real race: all of its commits had arrived before the first of 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from notewell.domain.model import IdempotencyRecord, NoteWrite
+from notewell.domain.model import IdempotencyRecord, NoteWrite, Project
 from notewell.ports import Store
 
 WAIT_SECONDS = 10.0  # only reached when a race stopped happening: the barrier breaks and the test fails
@@ -88,3 +88,24 @@ class DoorStore:
     def _answer(self, outcome: str) -> None:
         self.outcomes.append(outcome)
         self.answers.setdefault(threading.current_thread().name, []).append(outcome)
+
+
+class SaveRacingStore:
+    """Delegates to a real store; `before_save` runs once, just before the next save_project reaches the store, so
+    a competing update lands between another update's read and its write. `saves` records what each answered."""
+
+    def __init__(self, inner: Store) -> None:
+        self._inner = inner
+        self.before_save: Callable[[], object] | None = None
+        self.saves: list[bool] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def save_project(self, project: Project, *, expected: Project | None = None) -> bool:
+        hook, self.before_save = self.before_save, None
+        if hook is not None:
+            hook()
+        written = self._inner.save_project(project, expected=expected)
+        self.saves.append(written)
+        return written
