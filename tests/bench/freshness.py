@@ -14,7 +14,6 @@ Figures only: nothing fails on speed. Bounded: the follower gives up 40 s after 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import random
 import statistics
 import tempfile
@@ -23,34 +22,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import bootstrap
 from notewell.config import Settings
 from notewell.ports import SequencedFeed
 from notewell.services.notes import NoteChanges
+from tests.support.stores import open_store
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
-
-    from notewell.ports import Store
+    from collections.abc import Sequence
 
 WRITERS = 3
 GIVE_UP_SECONDS = 40.0
-
-
-@contextlib.contextmanager
-def open_store(kind: str, workdir: Path) -> Iterator[Store]:
-    if kind == "sqlite":
-        store = SqliteStore(workdir / "notewell.db")
-        try:
-            yield store
-        finally:
-            store.close()
-        return
-    from tests.support.dynamo import dynamodb_store
-
-    with dynamodb_store("notewell-bench") as dynamo:
-        yield dynamo
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:

@@ -7,26 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from notewell.adapters.sqlite import SqliteStore
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services
 from notewell.domain.model import Principal
 from notewell.ports import Store
+from tests.support.stores import STORES, open_store
 
 
-@pytest.fixture(params=["sqlite", "dynamodb"])
+@pytest.fixture(params=STORES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        sqlite_store = SqliteStore(tmp_path / "notewell.db")
-        try:
-            yield sqlite_store
-        finally:
-            sqlite_store.close()
-    else:
-        from tests.support.dynamo import dynamodb_store
-
-        with dynamodb_store() as dynamo_store:
-            yield dynamo_store
+    with open_store(request.param, tmp_path) as opened:
+        yield opened
 
 
 @pytest.fixture

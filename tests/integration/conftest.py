@@ -12,17 +12,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from tests.support.mcp_harness import MODES
+from tests.support.stores import STORES, open_store
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from notewell.ports import Store
-
-STORES = ["sqlite", "dynamodb"]
 
 
 HERE = Path(__file__).parent
@@ -54,17 +52,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture(params=STORES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        sqlite_store = SqliteStore(tmp_path / "notewell.db")
-        try:
-            yield sqlite_store
-        finally:
-            sqlite_store.close()
-    else:
-        from tests.support.dynamo import dynamodb_store
-
-        with dynamodb_store() as dynamo_store:
-            yield dynamo_store
+    with open_store(request.param, tmp_path) as opened:
+        yield opened
 
 
 @pytest.fixture

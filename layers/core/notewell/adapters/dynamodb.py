@@ -1345,8 +1345,7 @@ class DynamoDBStore:
                 page = self._client.query(**params)
             records = page.get("Items", [])
             last = page.get("LastEvaluatedKey")
-            ids = list(dict.fromkeys(_get_str(record, "noteId") for record in records))
-            notes = self._notes_by_id(workspace_id, ids)
+            notes = self.get_notes(workspace_id, [_get_str(record, "noteId") for record in records])
             for record in records:
                 seq = int(_get_str(record, "sk").removeprefix(FEED_RECORD_PREFIX))
                 note = notes.get(_get_str(record, "noteId"))
@@ -1368,15 +1367,6 @@ class DynamoDBStore:
                 return SequencedScan(changes, position, more=True)
             params["ExclusiveStartKey"] = last
         return SequencedScan(changes, position, more=True)
-
-    def _notes_by_id(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, Note]:
-        found: dict[str, Note] = {}
-        for start in range(0, len(note_ids), MAX_BATCH_GET_KEYS):
-            keys = [_key(note_pk(workspace_id, i), NOTE_SK) for i in note_ids[start : start + MAX_BATCH_GET_KEYS]]
-            for item in self._batch_get(keys):
-                note = item_to_note(item)
-                found[note.id] = note
-        return found
 
     def feed_start(self, workspace_id: str, project_id: str, after: FeedPosition) -> int:
         """A number every change stamped after `after` is numbered above: a record stamped more than
