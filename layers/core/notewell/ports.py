@@ -6,7 +6,7 @@ Every store method takes the workspace explicitly: tenancy is part of each signa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from notewell.domain.portability import ImportRecord
 
 
+Vector: TypeAlias = "tuple[float, ...]"
+
+
 class IdempotencyKeyTakenError(Exception):
     """A commit carried an idempotency key that is already recorded; `record` is the stored one."""
 
@@ -50,6 +53,31 @@ class TagRenameProgress:
 
 class SearchUnavailableError(Exception):
     """The search backend failed; callers fall back to a simpler mode."""
+
+
+class EmbeddingUnavailableError(SearchUnavailableError):
+    """The embedder failed, is not installed, or ran out of its time; the caller searches by keywords instead."""
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors of one model: unit length, `dimensions` floats each, comparable by dot product.
+
+    Vectors of different models are not interchangeable: every stored vector carries `model_id`.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
+
+    def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[Vector]:
+        """One vector per text, in order, computed in batches. `timeout` (seconds) bounds the whole call.
+
+        Raises:
+            EmbeddingUnavailableError: the model failed or the call ran past `timeout`; nothing is returned.
+        """
+        ...
 
 
 class Clock(Protocol):
@@ -264,6 +292,49 @@ class SearchIndex(Protocol):
         Raises:
             SearchUnavailableError: the index cannot answer; the caller falls back.
         """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class NoteVector:
+    """A note's meaning as one model saw it, at one version of the note."""
+
+    note_id: str
+    project_id: str
+    version: int
+    model_id: str
+    vector: Vector
+
+
+class VectorIndex(Protocol):
+    """Stored note vectors and nearest-neighbour search over one project's, for one model at a time."""
+
+    def save_vectors(self, workspace_id: str, vectors: Sequence[NoteVector]) -> None:
+        """Store each vector as its note's (one per note and model), unless a newer version's is already stored."""
+        ...
+
+    def nearest(
+        self, workspace_id: str, project_id: str, model_id: str, query: Vector, limit: int
+    ) -> list[tuple[str, float]]:
+        """Up to `limit` (note id, cosine) pairs of the project's vectors of `model_id`, most similar first. The
+        notes may since have been deleted or changed: callers hydrate and filter.
+
+        Raises:
+            SearchUnavailableError: the index cannot answer.
+        """
+        ...
+
+    def vectors_of(self, workspace_id: str, note_ids: Sequence[str], model_id: str) -> dict[str, NoteVector]:
+        """The stored vectors of `model_id` among `note_ids`; notes without one are absent."""
+        ...
+
+    def notes_without_vectors(self, model_id: str, *, after: str, limit: int) -> list[Note]:
+        """Up to `limit` live notes of any workspace, in id order after `after`, with no vector of `model_id` at
+        their current version: what `notewell reindex` embeds."""
+        ...
+
+    def drop_other_models(self, model_id: str) -> int:
+        """Delete every stored vector of another model (after a model change); returns how many."""
         ...
 
 
