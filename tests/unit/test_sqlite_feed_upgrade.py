@@ -7,7 +7,7 @@ import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
-from notewell.adapters.sqlite import SqliteStore
+from notewell.adapters.sqlite import SCHEMA_VERSION, SqliteStore
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import bootstrap
 from notewell.config import Settings
@@ -61,5 +61,5 @@ def test_a_cursor_handed_out_before_the_upgrade_continues_on_the_sequence(tmp_pa
     services.notes.update(me, ids[1], NoteChanges(body="edited again"))
     assert [c.note.id for c in new_feed.since(me, "api", cursor=rest.cursor).changes] == [ids[1]]
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone() == (4,)
+        assert connection.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     store.close()

@@ -12,6 +12,7 @@ from notewell.services.access import Deps
 from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
 from notewell.services.context import ContextService
+from notewell.services.meaning import Meaning
 from notewell.services.memory import MemoryService
 from notewell.services.metering import Meter
 from notewell.services.notes import NoteService
@@ -21,12 +22,13 @@ from notewell.services.search import SearchService
 from notewell.services.workspace import WorkspaceService
 
 if TYPE_CHECKING:
-    from notewell.ports import Clock, IdSource, SearchIndex, Store
+    from notewell.ports import Clock, Embedder, IdSource, SearchIndex, Store, VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
 class Services:
     deps: Deps
+    meaning: Meaning | None  # None: no embedding model configured (keyword search only)
     notes: NoteService
     projects: ProjectService
     search: SearchService
@@ -47,6 +49,7 @@ def bootstrap(
     search: SearchIndex | None = None,
     clock: Clock | None = None,
     ids: IdSource | None = None,
+    embedder: Embedder | None = None,
 ) -> Services:
     from notewell.adapters.jsonl import JsonlCodec
     from notewell.adapters.system import SystemClock, UlidIdSource
@@ -56,12 +59,16 @@ def bootstrap(
     elif search is None:
         search = _fulltext_for(store)
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
+    if embedder is None:
+        embedder = _embedder_for(settings)
+    meaning = Meaning(embedder, _vectors_for(store, embedder), deps.clock) if embedder is not None else None
     meter = Meter(store, deps.clock)
-    notes = NoteService(deps, meter)
-    search_service = SearchService(deps, search)
+    notes = NoteService(deps, meter, meaning)
+    search_service = SearchService(deps, search, meaning)
     memory = MemoryService(deps, notes, search_service)
     return Services(
         deps=deps,
+        meaning=meaning,
         notes=notes,
         projects=ProjectService(deps),
         search=search_service,
@@ -95,6 +102,21 @@ def _store_for(settings: Settings) -> tuple[Store, SearchIndex | None]:
     private_directory(settings.data_dir)
     store = SqliteStore(settings.data_dir / "notewell.db")
     return store, _fulltext_for(store)
+
+
+def _embedder_for(settings: Settings) -> Embedder | None:
+    if settings.embedder == "hash":
+        from notewell.adapters.hash_embedder import HashEmbedder
+
+        return HashEmbedder()
+    return None
+
+
+def _vectors_for(store: Store, embedder: Embedder) -> VectorIndex | None:
+    """Where note vectors live: the SQLite file holds them; other stores have no vector index (yet)."""
+    from notewell.adapters.sqlite import SqliteStore, SqliteVectorIndex
+
+    return SqliteVectorIndex(store, embedder.dimensions) if isinstance(store, SqliteStore) else None
 
 
 def _fulltext_for(store: Store) -> SearchIndex | None:

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 Backend = Literal["sqlite", "dynamodb"]
+EmbedderChoice = Literal["local", "hash", "none"]
 
 
 class ConfigError(ValueError):
@@ -33,6 +34,9 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()  # browser origins accepted besides those on an allowed host
     cursor_secret: str | None = None
     feed_horizon_seconds: float | None = None  # None: the store's default (see bootstrap.py)
+    # local: the model packaged with Notewell (the default from the environment on SQLite); none: keywords only
+    # (DynamoDB's default until its search index); hash: a deterministic stand-in that knows words, not meaning.
+    embedder: EmbedderChoice = "none"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -54,7 +58,19 @@ class Settings:
             allowed_origins=origins,
             cursor_secret=environ.get("NOTEWELL_CURSOR_SECRET") or None,
             feed_horizon_seconds=_float(environ, "NOTEWELL_FEED_HORIZON_SECONDS"),
+            embedder=_embedder(environ, "none" if backend == "dynamodb" else "local"),
         )
+
+
+def _embedder(environ: Mapping[str, str], default: EmbedderChoice) -> EmbedderChoice:
+    value = environ.get("NOTEWELL_EMBEDDER", default).strip().lower()
+    if value == "local":
+        return "local"
+    if value == "hash":
+        return "hash"
+    if value == "none":
+        return "none"
+    raise ConfigError(f"NOTEWELL_EMBEDDER is {value!r}; set it to 'local', 'hash' or 'none'.")
 
 
 def _list(environ: Mapping[str, str], name: str) -> list[str]:

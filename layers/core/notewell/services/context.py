@@ -79,11 +79,12 @@ class ContextService:
             if not n.is_deleted and n.status in statuses
         ]  # fmt: skip
         relevant: list[Note] = []
+        found: dict[str, float] = {}  # the search's own scores: a hybrid match may share no word with the query
         if text:
-            relevant = [
-                n for n in self._search.related(ws, target.id, text, RELEVANT, scan_limit=RELEVANT_SCAN)
-                if n.status in statuses
-            ]  # fmt: skip
+            for n, score in self._search.related_scored(ws, target.id, text, RELEVANT, scan_limit=RELEVANT_SCAN):
+                if n.status in statuses:
+                    relevant.append(n)
+                    found[n.id] = score
 
         conflicts = [
             ConflictEntry(c.note, c.kind.value, c.message) for c in self._memory.conflicts_in(principal, target)
@@ -91,6 +92,10 @@ class ContextService:
         loaded = [n for notes in by_section.values() for n in notes] + recent + relevant
         inbound = packing.inbound_links(loaded)
         relevance = self._relevance(loaded, text)
+        best_found = max(found.values(), default=0.0)
+        if best_found > 0:
+            for note_id, score in found.items():
+                relevance[note_id] = max(relevance.get(note_id, 0.0), score / best_found)
 
         def ranked(notes: list[Note], *, canonical_first: bool = False) -> list[Candidate]:
             candidates = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -9,8 +10,9 @@ from typing import TYPE_CHECKING
 from notewell.domain import admission, rules
 from notewell.domain.admission import Verdict
 from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
+from notewell.domain.hybrid import embedding_text
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
-from notewell.ports import IdempotencyKeyTakenError
+from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError
 from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
 from notewell.services.notes import NoteService, NoteView, request_hash
 
@@ -18,7 +20,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from notewell.domain.model import IdempotencyRecord
+    from notewell.ports import Vector
     from notewell.services.search import SearchService
+
+logger = logging.getLogger(__name__)
 
 REVIEWED_TYPES = frozenset({NoteType.DECISION, NoteType.CONSTRAINT, NoteType.ARCHITECTURE})
 CANDIDATES = 8  # notes compared per remember: the search index's best matches, never the whole project
@@ -180,9 +185,12 @@ class MemoryService:
         hashed: str | None,
     ) -> RememberOutcome:
         ws = principal.workspace_id
+        vector = self._vector_of(embedding_text(title, content))
         candidates = [
             note
-            for note in self._search.related(ws, project.id, admission.candidate_query(content), CANDIDATES)
+            for note in self._search.related(
+                ws, project.id, admission.candidate_query(content), CANDIDATES, vector=vector
+            )
             if note.status in CANDIDATE_STATUSES and note.id not in superseded
         ]
         judgement = admission.admit(content, candidates, allow_conflicts=request.force)
@@ -205,8 +213,8 @@ class MemoryService:
         writes = [NoteWrite(note, expected_version=None)]
         writes += self._notes.supersession_writes(principal, project.id, note, superseded)
         record = self._record(principal, request.project, key, hashed, RememberStatus.CREATED, note, None)
-        self._notes.commit(principal, writes, record)
-        neighbours = self._neighbours(principal, project.id, note) if note.type in REVIEWED_TYPES else []
+        self._notes.commit(principal, writes, record, {note.id: vector} if vector is not None else None)
+        neighbours = self._neighbours(principal, project.id, note, vector) if note.type in REVIEWED_TYPES else []
         review = note.type in REVIEWED_TYPES
         message = f"Stored as {note.id}."
         if review:
@@ -214,6 +222,17 @@ class MemoryService:
         return RememberOutcome(
             RememberStatus.CREATED, NoteView(note, project.slug), None, neighbours, review, message=message
         )
+
+    def _vector_of(self, text: str) -> Vector | None:
+        """The content's vector, when an embedder is configured and answers in time; else remember goes by words."""
+        meaning = self._search.meaning
+        if meaning is None:
+            return None
+        try:
+            return meaning.embed_one(text)
+        except EmbeddingUnavailableError as exc:
+            logger.warning("no vector for remember's content (%s); comparing by words", exc)
+            return None
 
     def _restate(
         self,
@@ -287,13 +306,15 @@ class MemoryService:
             return Review()
         return Review(self._neighbours(principal, note.project_id, note), required=True)
 
-    def _neighbours(self, principal: Principal, project_id: str, note: Note) -> list[Note]:
+    def _neighbours(
+        self, principal: Principal, project_id: str, note: Note, vector: Vector | None = None
+    ) -> list[Note]:
         ws = principal.workspace_id
         found = [
             n
             for n in self._search.related(
                 ws, project_id, admission.candidate_query(f"{note.title} {note.body}"), NEIGHBOURS + 1,
-                SearchFilters(types=frozenset({note.type})),
+                SearchFilters(types=frozenset({note.type})), vector=vector,
             )
             if n.id != note.id and n.status is not NoteStatus.SUPERSEDED
         ][:NEIGHBOURS]  # fmt: skip

@@ -37,7 +37,10 @@ from notewell.services.access import Deps, may_see, require_write, visible_note,
 from notewell.services.metering import Meter, storage_deltas
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
+
+    from notewell.ports import Vector
+    from notewell.services.meaning import Meaning
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
 
@@ -120,9 +123,10 @@ def _check_client_status(status: NoteStatus) -> NoteStatus:
 
 
 class NoteService:
-    def __init__(self, deps: Deps, meter: Meter | None = None) -> None:
+    def __init__(self, deps: Deps, meter: Meter | None = None, meaning: Meaning | None = None) -> None:
         self._deps = deps
         self._meter = meter
+        self._meaning = meaning
 
     # ----- reads -------------------------------------------------------------------------------------------
 
@@ -479,9 +483,14 @@ class NoteService:
         return writes
 
     def commit(
-        self, principal: Principal, writes: Sequence[NoteWrite], record: IdempotencyRecord | None = None
+        self,
+        principal: Principal,
+        writes: Sequence[NoteWrite],
+        record: IdempotencyRecord | None = None,
+        vectors: Mapping[str, Vector] | None = None,
     ) -> None:
-        """Apply the writes atomically, within the workspace plan's limits, and meter the storage they use."""
+        """Apply the writes atomically, within the workspace plan's limits, and meter the storage they use; then
+        store the notes' vectors (`vectors`: those the caller already computed, by note id)."""
         workspace = self._deps.store.get_workspace(principal.workspace_id)
         cap = workspace.revision_cap if workspace is not None else 50
         plan = workspace.plan if workspace is not None else Plan.FREE
@@ -497,6 +506,13 @@ class NoteService:
             for project_id in dict.fromkeys(w.note.project_id for w in writes):  # per project too (get_usage)
                 mine = [w for w in writes if w.note.project_id == project_id]
                 self._meter.record_storage(principal.workspace_id, storage_deltas(mine, cap), project_id)
+        if self._meaning is not None:  # every written note: a vector is kept at its note's version
+            self._meaning.index(principal.workspace_id, [w.note for w in writes], vectors)
+
+    def index_vectors(self, workspace_id: str, notes: Sequence[Note]) -> None:
+        """Store the vectors of notes written without `commit` (imports), when an embedder is configured."""
+        if self._meaning is not None:
+            self._meaning.index(workspace_id, notes)
 
     def admit_new_notes(self, principal: Principal, count: int) -> None:
         """Refuse (403) `count` new notes over the plan's note count, before anything is written (commit checks

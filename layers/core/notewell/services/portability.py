@@ -320,6 +320,7 @@ class PortabilityService:
             revisions += sum(len(revs) for _, revs in landed)
             links += sum(len(note.links) for note, _ in landed)
             self._record_storage(workspace_id, landed)
+            self._notes.index_vectors(workspace_id, [note for note, _ in landed])
             if progress is not None:
                 progress(min(start + IMPORT_CHUNK, total), total)
         return ImportReport(
@@ -564,6 +565,7 @@ class PortabilityService:
             written += count
             links += sum(len(note.links) for note, _ in landed)
             self._record_storage(workspace_id, landed)
+            self._notes.index_vectors(workspace_id, [note for note, _ in landed])
             done += len(chunk)
             if progress is not None:
                 progress(done, total)

@@ -1,16 +1,26 @@
-"""search_notes: the best available mode, falling back step by step, always reporting which one answered."""
+"""search_notes: the best available mode, falling back step by step, always reporting which one answered.
+
+With an embedder and a vector index, `semantic` searches are hybrid: the keyword leg (full-text index, else the
+ranked scan) and the vector leg fused by domain/hybrid.py. remember's candidates and get_context's relevant notes
+always use both legs when they can: finding a note that says the same thing in other words is their whole job.
+"""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from notewell.domain import ranking
+from notewell.domain import hybrid, ranking
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import Note, Principal, SearchFilters, SearchHit
 from notewell.ports import SearchIndex, SearchUnavailableError
 from notewell.services.access import Deps, visible_project
+
+if TYPE_CHECKING:
+    from notewell.ports import Vector
+    from notewell.services.meaning import Meaning
 
 logger = logging.getLogger(__name__)
 
@@ -20,9 +30,14 @@ MAX_LIMIT = 50
 SCAN_LIMIT = 2_000
 # remember compares against fewer notes when there is no index: the most recent ones are the likeliest matches.
 RELATED_SCAN_LIMIT = 500
+# Each leg of a hybrid search proposes this many times the hits asked for (at least HYBRID_POOL): a note ranked low
+# by one leg and high by the other must be in both lists to be fused fairly.
+HYBRID_POOL = 30
+HYBRID_POOL_FACTOR = 3
 
 
 class SearchMode(StrEnum):
+    HYBRID = "hybrid"
     VECTOR = "vector"
     RANKED_SCAN = "ranked_scan"
     FULLTEXT = "fulltext"
@@ -34,12 +49,24 @@ class SearchOutcome:
     hits: list[SearchHit]
     mode: SearchMode
     project_exists: bool
+    fallback: str | None = None  # why a semantic search answered by keywords alone
+
+
+@dataclass(frozen=True, slots=True)
+class _Keyword:
+    hits: list[SearchHit]
+    mode: SearchMode
 
 
 class SearchService:
-    def __init__(self, deps: Deps, fulltext: SearchIndex | None) -> None:
+    def __init__(self, deps: Deps, fulltext: SearchIndex | None, meaning: Meaning | None = None) -> None:
         self._deps = deps
         self._fulltext = fulltext
+        self._meaning = meaning
+
+    @property
+    def meaning(self) -> Meaning | None:
+        return self._meaning
 
     def run(
         self,
@@ -63,26 +90,69 @@ class SearchService:
         if target is None:
             return SearchOutcome([], SearchMode.FULLTEXT if self._fulltext else SearchMode.RANKED_SCAN, False)
         ws = principal.workspace_id
-        # No vector index is configured yet, so `semantic` goes straight to the best keyword mode. A full-text
-        # index ranks the whole project; the in-process scan only the most recent SCAN_LIMIT notes.
+        fallback = None
+        if semantic:
+            try:
+                return self._hybrid(ws, target.id, text, filters, limit)
+            except SearchUnavailableError as exc:
+                fallback = str(exc)
+                logger.warning("vector search unavailable (%s); answering by keywords", exc)
+        keyword = self._keyword(ws, target.id, text, filters, limit)
+        return SearchOutcome(keyword.hits, keyword.mode, True, fallback)
+
+    def _keyword(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> _Keyword:
+        # A full-text index ranks the whole project; the in-process scan only the most recent SCAN_LIMIT notes.
         if self._fulltext is not None:
             try:
-                return SearchOutcome(
-                    self._fulltext.search(ws, target.id, text, filters, limit), SearchMode.FULLTEXT, True
-                )
+                return _Keyword(self._fulltext.search(ws, project_id, text, filters, limit), SearchMode.FULLTEXT)
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; falling back to substring search")
-                return self._substring(ws, target.id, text, filters, limit)
+                return self._substring(ws, project_id, text, filters, limit)
         try:
-            notes = [n for n in self._deps.store.project_notes(ws, target.id, limit=SCAN_LIMIT) if filters.admits(n)]
-            return SearchOutcome(ranking.bm25(notes, text, limit), SearchMode.RANKED_SCAN, True)
+            notes = [n for n in self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT) if filters.admits(n)]
+            return _Keyword(ranking.bm25(notes, text, limit), SearchMode.RANKED_SCAN)
         except (ArithmeticError, ValueError):  # a ranking bug must not cost the caller the answer
             logger.exception("ranked scan failed; falling back to substring search")
-            return self._substring(ws, target.id, text, filters, limit)
+            return self._substring(ws, project_id, text, filters, limit)
 
-    def _substring(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> SearchOutcome:
+    def _hybrid(
+        self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, vector: Vector | None = None
+    ) -> SearchOutcome:
+        """Both legs fused; the vector leg alone when the keyword leg fails. Raises SearchUnavailableError when
+        there is no vector leg (no embedder, no vector index, or either failed)."""
+        meaning = self._meaning
+        if meaning is None:
+            raise SearchUnavailableError("No embedding model is configured, so there is no vector search.")
+        if not meaning.searchable:
+            raise SearchUnavailableError("This store keeps no note vectors, so there is no vector search.")
+        pool = max(HYBRID_POOL, HYBRID_POOL_FACTOR * limit)
+        vector = vector if vector is not None else meaning.embed_one(text)
+        nearest = meaning.nearest(ws, project_id, vector, pool)
+        keyword: _Keyword | None = self._keyword(ws, project_id, text, filters, pool)
+        if keyword is not None and keyword.mode is SearchMode.SUBSTRING:
+            keyword = None  # the keyword index is down: substring matches carry no ranking worth fusing
+        keyword_hits = keyword.hits if keyword is not None else []
+        by_id = {h.note.id: h for h in keyword_hits}
+        fused = hybrid.fuse([(h.note.id, h.score) for h in keyword_hits], nearest, pool)
+        vector_only = [f.note_id for f in fused if f.note_id not in by_id]
+        fetched = self._deps.store.get_notes(ws, vector_only) if vector_only else {}
+        terms = ranking.tokens(text)
+        hits: list[SearchHit] = []
+        for item in fused:
+            hit = by_id.get(item.note_id)
+            if hit is None:
+                note = fetched.get(item.note_id)
+                if note is None or note.project_id != project_id or not filters.admits(note):
+                    continue
+                hit = SearchHit(note, 0.0, ranking.snippet_around(note.body, terms))
+            hits.append(SearchHit(hit.note, round(item.score, 4), hit.snippet))
+            if len(hits) == limit:
+                break
+        return SearchOutcome(hits, SearchMode.HYBRID if keyword is not None else SearchMode.VECTOR, True)
+
+    def _substring(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> _Keyword:
         notes = [n for n in self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT) if filters.admits(n)]
-        return SearchOutcome(ranking.substring(notes, text, limit), SearchMode.SUBSTRING, True)
+        return _Keyword(ranking.substring(notes, text, limit), SearchMode.SUBSTRING)
 
     def related(
         self,
@@ -93,20 +163,47 @@ class SearchService:
         filters: SearchFilters | None = None,
         *,
         scan_limit: int = RELATED_SCAN_LIMIT,
+        vector: Vector | None = None,
     ) -> list[Note]:
-        """The notes of a project that best match `query` (live ones only), for comparison with new content.
+        """The notes of a project that best match `query` (live ones only), for comparison with new content."""
+        return [note for note, _ in self.related_scored(
+            workspace_id, project_id, query, limit, filters, scan_limit=scan_limit, vector=vector
+        )]  # fmt: skip
 
-        Always an index query or the bounded recent-notes scan, never a read of the whole project.
+    def related_scored(
+        self,
+        workspace_id: str,
+        project_id: str,
+        query: str,
+        limit: int,
+        filters: SearchFilters | None = None,
+        *,
+        scan_limit: int = RELATED_SCAN_LIMIT,
+        vector: Vector | None = None,
+    ) -> list[tuple[Note, float]]:
+        """`related` with each note's score, best first (fused when hybrid, else keyword scores).
+
+        Both legs when a vector leg exists (`vector`: the caller's vector of the content, else `query` is
+        embedded); always an index query or the bounded recent-notes scan, never a read of the whole project.
         """
         filters = filters or SearchFilters()
+        if not query.strip() and vector is None:
+            return []
+        if self._meaning is not None and self._meaning.searchable:
+            try:
+                outcome = self._hybrid(workspace_id, project_id, query, filters, limit, vector)
+                return [(h.note, h.score) for h in outcome.hits]
+            except SearchUnavailableError as exc:
+                logger.warning("vector leg unavailable (%s); comparing by keywords", exc)
         if not query.strip():
             return []
         if self._fulltext is not None:
             try:
-                return [h.note for h in self._fulltext.search(workspace_id, project_id, query, filters, limit)]
+                hits = self._fulltext.search(workspace_id, project_id, query, filters, limit)
+                return [(h.note, h.score) for h in hits]
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; comparing against recent notes instead")
         notes = [
             n for n in self._deps.store.project_notes(workspace_id, project_id, limit=scan_limit) if filters.admits(n)
         ]
-        return [h.note for h in ranking.bm25(notes, query, limit)]
+        return [(h.note, h.score) for h in ranking.bm25(notes, query, limit)]

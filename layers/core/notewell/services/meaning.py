@@ -1,0 +1,142 @@
+"""Meaning: note vectors computed on write, and the vector leg of search and of remember's comparisons.
+
+Vectors are derived data. A write never fails because the embedder did: the note is stored, the failure is logged,
+and `notewell reindex` (or the next write of the note) fills the gap; until then the keyword leg still finds it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from notewell.domain.errors import InvalidArgumentError
+from notewell.domain.hybrid import embedding_text
+from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from datetime import datetime
+
+    from notewell.domain.model import Note
+    from notewell.ports import Clock, Embedder, Vector, VectorIndex
+
+logger = logging.getLogger(__name__)
+
+QUERY_TIMEOUT_SECONDS = 1.0  # a read waits this long for its query vector, then goes by keywords
+WRITE_TIMEOUT_SECONDS = 10.0  # a write's vectors (after the commit: the note is safe whatever happens)
+# After a failure the vector leg rests this long, so a broken or slow model does not cost every call its timeout.
+BREAKER = timedelta(seconds=30)
+BATCH = 64
+
+
+class Meaning:
+    def __init__(self, embedder: Embedder, vectors: VectorIndex | None, clock: Clock) -> None:
+        self._embedder = embedder
+        self._vectors = vectors
+        self._clock = clock
+        self._resting_until: datetime | None = None
+
+    @property
+    def model_id(self) -> str:
+        return self._embedder.model_id
+
+    @property
+    def searchable(self) -> bool:
+        """Whether stored vectors can be searched (a store with a vector index), not only compared."""
+        return self._vectors is not None
+
+    def embed(self, texts: Sequence[str], *, timeout: float = QUERY_TIMEOUT_SECONDS) -> list[Vector]:
+        """Vectors for `texts`, or EmbeddingUnavailableError (also while resting after a failure)."""
+        now = self._clock.now()
+        if self._resting_until is not None and now < self._resting_until:
+            raise EmbeddingUnavailableError("The embedding model failed a moment ago; searching by keywords.")
+        try:
+            vectors = self._embedder.embed(texts, timeout=timeout)
+        except EmbeddingUnavailableError:
+            self._resting_until = now + BREAKER
+            raise
+        self._resting_until = None
+        return vectors
+
+    def embed_one(self, text: str) -> Vector:
+        return self.embed([text])[0]
+
+    def nearest(self, workspace_id: str, project_id: str, vector: Vector, limit: int) -> list[tuple[str, float]]:
+        if self._vectors is None:
+            raise SearchUnavailableError("This store keeps no note vectors.")
+        return self._vectors.nearest(workspace_id, project_id, self.model_id, vector, limit)
+
+    def similarities(self, workspace_id: str, vector: Vector, notes: Sequence[Note]) -> dict[str, float]:
+        """Cosine of `vector` with each note's own: the stored one when it is of the note's current version,
+        else computed now. Notes whose vector cannot be had are left out (the caller judges them by words)."""
+        stored = self._vectors.vectors_of(workspace_id, [n.id for n in notes], self.model_id) if self._vectors else {}
+        known = {n.id: stored[n.id].vector for n in notes if n.id in stored and stored[n.id].version == n.version}
+        missing = [n for n in notes if n.id not in known]
+        if missing:
+            try:
+                computed = self.embed([embedding_text(n.title, n.body) for n in missing])
+            except EmbeddingUnavailableError:
+                logger.warning("could not embed %d candidate notes; judging them by words", len(missing))
+                computed = []
+            known.update((n.id, v) for n, v in zip(missing, computed, strict=False))
+        return {note_id: _dot(vector, other) for note_id, other in known.items()}
+
+    def index(self, workspace_id: str, notes: Sequence[Note], known: Mapping[str, Vector] | None = None) -> int:
+        """Compute and store the vectors of `notes` (live ones), reusing `known` ones; returns how many were stored.
+        Failures are logged, never raised: the notes are already committed."""
+        if self._vectors is None:
+            return 0
+        known = known or {}
+        live = [n for n in notes if not n.is_deleted]
+        stored = 0
+        for start in range(0, len(live), BATCH):
+            batch = live[start : start + BATCH]
+            todo = [n for n in batch if n.id not in known]
+            try:
+                computed = (
+                    self._embedder.embed([embedding_text(n.title, n.body) for n in todo], timeout=WRITE_TIMEOUT_SECONDS)
+                    if todo
+                    else []
+                )
+                vectors = {n.id: known[n.id] for n in batch if n.id in known}
+                vectors.update(zip((n.id for n in todo), computed, strict=True))
+                self._vectors.save_vectors(
+                    workspace_id,
+                    [NoteVector(n.id, n.project_id, n.version, self.model_id, vectors[n.id]) for n in batch],
+                )
+                stored += len(batch)
+            except Exception as exc:  # derived data: the notes are committed whatever happens here
+                logger.warning("could not store %d note vectors (%s); notewell reindex fills them", len(batch), exc)
+        return stored
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
+        """Give every live note a vector of the current model at its current version, and drop other models'."""
+        if self._vectors is None:
+            raise InvalidArgumentError("This store keeps no note vectors, so there is nothing to reindex.")
+        dropped = self._vectors.drop_other_models(self.model_id)
+        total = self._vectors.count_without_vectors(self.model_id)
+        after, done, stored = "", 0, 0
+        if progress is not None:
+            progress(0, total)
+        while batch := self._vectors.notes_without_vectors(self.model_id, after=after, limit=BATCH):
+            for workspace_id in dict.fromkeys(n.workspace_id for n in batch):
+                stored += self.index(workspace_id, [n for n in batch if n.workspace_id == workspace_id])
+            done += len(batch)
+            after = f"{batch[-1].workspace_id}/{batch[-1].id}"
+            if progress is not None:
+                progress(done, max(total, done))  # notes written meanwhile may add to the total
+        return ReindexReport(self.model_id, stored, done - stored, dropped)
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexReport:
+    model_id: str
+    embedded: int  # notes given a vector
+    failed: int  # notes the model could not embed (run reindex again)
+    dropped: int  # vectors of other models deleted
+
+
+def _dot(a: Vector, b: Vector) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=False))

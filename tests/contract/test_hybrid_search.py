@@ -1,0 +1,165 @@
+"""Hybrid retrieval over every store, with the deterministic test embedder: which mode answers, what the vector leg
+adds, and falling back (and saying so) when either leg fails."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from notewell.adapters.hash_embedder import HashEmbedder
+from notewell.adapters.sqlite import SqliteStore, SqliteVectorIndex
+from notewell.adapters.system import FixedClock
+from notewell.bootstrap import Services, bootstrap
+from notewell.config import Settings
+from notewell.domain.model import NoteType, Principal, SearchFilters, SearchHit
+from notewell.ports import EmbeddingUnavailableError, SearchUnavailableError, Store
+from notewell.services.meaning import BREAKER
+from notewell.services.notes import NoteChanges
+from notewell.services.search import SearchMode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+    from notewell.ports import Vector
+
+
+class FailingEmbedder(HashEmbedder):
+    """An embedder whose model has gone away: every call fails, and the test can count them."""
+
+    def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[Vector]:
+        self.calls += 1
+        raise EmbeddingUnavailableError("model crashed")
+
+
+class DownIndex:
+    def search(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[SearchHit]:
+        raise SearchUnavailableError("index unreachable")
+
+
+@pytest.fixture
+def embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture
+def services(store: Store, clock: FixedClock, embedder: HashEmbedder) -> Services:
+    return bootstrap(Settings(), store=store, clock=clock, embedder=embedder)
+
+
+@pytest.fixture
+def sqlite(tmp_path: Path) -> Iterator[SqliteStore]:
+    """Vectors live only in the SQLite store until the AWS search index (issue 13): these tests run there alone."""
+    store = SqliteStore(tmp_path / "notewell.db")
+    yield store
+    store.close()
+
+
+def signed_in(services: Services) -> Principal:
+    workspace = services.auth.create_workspace("acme")
+    me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert me is not None
+    return me
+
+
+def create(services: Services, me: Principal, title: str, body: str, **extra: object) -> str:
+    return services.notes.create(me, "p", title=title, body=body, **extra).note.id  # type: ignore[arg-type]
+
+
+def test_semantic_search_is_hybrid_where_the_store_keeps_vectors_and_says_keywords_elsewhere(
+    services: Services, me: Principal, store: Store
+) -> None:
+    wanted = create(services, me, "Frontend hosting", "We deploy the frontend to Vercel from the main branch.")
+    create(services, me, "Billing", "Invoices are stored as integer cents.")
+    outcome = services.search.run(me, "p", "deploy frontend", semantic=True)
+    assert outcome.hits[0].note.id == wanted
+    if isinstance(store, SqliteStore):
+        assert outcome.mode is SearchMode.HYBRID
+        assert outcome.fallback is None
+    else:  # DynamoDB keeps no vectors yet: the keyword mode that answered, and why
+        assert outcome.mode is SearchMode.RANKED_SCAN
+        assert outcome.fallback is not None and "vectors" in outcome.fallback
+
+
+def test_without_semantic_the_keyword_mode_answers(services: Services, me: Principal, store: Store) -> None:
+    create(services, me, "Frontend hosting", "We deploy the frontend to Vercel.")
+    outcome = services.search.run(me, "p", "frontend")
+    assert outcome.mode is (SearchMode.FULLTEXT if isinstance(store, SqliteStore) else SearchMode.RANKED_SCAN)
+
+
+def test_a_note_vector_is_stored_on_write_and_found_by_the_vector_leg(sqlite: SqliteStore, clock: FixedClock) -> None:
+    services = bootstrap(Settings(), store=sqlite, clock=clock, embedder=HashEmbedder())
+    me = signed_in(services)
+    note = create(services, me, "Release train", "Deploys happen every Tuesday after the freeze.")
+    meaning = services.search.meaning
+    assert meaning is not None
+    query = meaning.embed_one("Release train\nDeploys happen every Tuesday after the freeze.")
+    project_id = services.notes.get(me, note).note.project_id
+    assert meaning.nearest(me.workspace_id, project_id, query, 5)[0] == (note, pytest.approx(1.0, abs=1e-5))
+
+
+def test_filters_and_deletion_hold_for_notes_only_the_vector_leg_found(sqlite: SqliteStore, clock: FixedClock) -> None:
+    services = bootstrap(Settings(), store=sqlite, clock=clock, embedder=HashEmbedder())
+    me = signed_in(services)
+    kept = create(services, me, "Queue choice", "Jobs go through SQS with a dead-letter queue.", type=NoteType.DECISION)
+    gone = create(services, me, "Queue choice (old)", "Jobs go through SQS without a dead-letter queue.")
+    create(services, me, "Queue note", "Jobs go through SQS, and the DLQ is watched.", type=NoteType.NOTE)
+    services.notes.delete(me, gone)
+    outcome = services.search.run(
+        me, "p", "jobs sqs dead-letter", semantic=True, filters=SearchFilters(types=frozenset({NoteType.DECISION}))
+    )
+    assert outcome.mode is SearchMode.HYBRID
+    assert [h.note.id for h in outcome.hits] == [kept]
+
+
+def test_a_failing_model_falls_back_to_keywords_says_why_and_rests(sqlite: SqliteStore, clock: FixedClock) -> None:
+    failing = FailingEmbedder()
+    services = bootstrap(Settings(), store=sqlite, clock=clock, embedder=failing)
+    me = signed_in(services)
+    note = create(services, me, "Frontend hosting", "We deploy the frontend to Vercel.")  # stored all the same
+    first = services.search.run(me, "p", "frontend", semantic=True)
+    assert (first.mode, [h.note.id for h in first.hits]) == (SearchMode.FULLTEXT, [note])
+    assert first.fallback is not None and "model crashed" in first.fallback
+    calls = failing.calls
+    services.search.run(me, "p", "frontend", semantic=True)
+    assert failing.calls == calls  # resting: the broken model is not asked again at once
+    clock.advance(seconds=BREAKER.total_seconds())
+    services.search.run(me, "p", "frontend", semantic=True)
+    assert failing.calls == calls + 1
+
+
+def test_a_down_keyword_index_leaves_the_vector_leg_answering(sqlite: SqliteStore, clock: FixedClock) -> None:
+    services = bootstrap(Settings(), store=sqlite, search=DownIndex(), clock=clock, embedder=HashEmbedder())
+    me = signed_in(services)
+    note = create(services, me, "Frontend hosting", "We deploy the frontend to Vercel.")
+    create(services, me, "Billing", "Invoices are stored as integer cents.")
+    outcome = services.search.run(me, "p", "deploy the frontend to Vercel", semantic=True)
+    assert outcome.mode is SearchMode.VECTOR
+    assert [h.note.id for h in outcome.hits][0] == note
+
+
+def test_an_edit_replaces_the_note_vector(sqlite: SqliteStore, clock: FixedClock) -> None:
+    embedder = HashEmbedder()
+    services = bootstrap(Settings(), store=sqlite, clock=clock, embedder=embedder)
+    me = signed_in(services)
+    note = create(services, me, "Hosting", "We deploy the frontend to Vercel.")
+    services.notes.update(me, note, NoteChanges(body="Invoices are stored as integer cents."), expected_version=1)
+    stored = SqliteVectorIndex(sqlite, embedder.dimensions).vectors_of(me.workspace_id, [note], embedder.model_id)
+    assert stored[note].version == 2
+    [cents] = embedder.embed(["Hosting\nInvoices are stored as integer cents."])
+    assert stored[note].vector == pytest.approx(cents, abs=1e-6)
+
+
+def test_vectors_never_cross_workspaces(sqlite: SqliteStore, clock: FixedClock) -> None:
+    services = bootstrap(Settings(), store=sqlite, clock=clock, embedder=HashEmbedder())
+    me = signed_in(services)
+    create(services, me, "Hosting", "We deploy the frontend to Vercel.")
+    other = services.auth.create_workspace("globex")
+    them = services.auth.authenticate(services.auth.create_key(other.id).secret)
+    assert them is not None
+    services.notes.create(them, "p", title="Mine", body="Nothing about hosting here.")
+    hits = services.search.run(them, "p", "deploy the frontend to Vercel", semantic=True).hits
+    assert hits and all(h.note.workspace_id == other.id for h in hits)
