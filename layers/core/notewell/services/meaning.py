@@ -29,6 +29,7 @@ WRITE_TIMEOUT_SECONDS = 10.0  # a write's vectors (after the commit: the note is
 # After a failure the vector leg rests this long, so a broken or slow model does not cost every call its timeout.
 BREAKER = timedelta(seconds=30)
 BATCH = 64
+WARM_UP_TIMEOUT_SECONDS = 120.0
 
 
 class Meaning:
@@ -110,6 +111,22 @@ class Meaning:
             except Exception as exc:  # derived data: the notes are committed whatever happens here
                 logger.warning("could not store %d note vectors (%s); notewell reindex fills them", len(batch), exc)
         return stored
+
+    def backlog(self) -> int:
+        """Live notes with no vector of this model at their current version (0 where no vectors are kept)."""
+        return self._vectors.count_without_vectors(self.model_id) if self._vectors is not None else 0
+
+    def prepare(self) -> None:
+        """Load the model and embed what has no vector yet: `serve` runs this in the background at start, so the
+        first search does not wait for the model and notes from before it (or from another model) become
+        findable by meaning without a manual reindex."""
+        try:
+            self._embedder.embed(["warm up"], timeout=WARM_UP_TIMEOUT_SECONDS)
+            if self.backlog():
+                report = self.reindex()
+                logger.info("embedded %d notes in the background (%d failed)", report.embedded, report.failed)
+        except Exception:  # a background convenience: searches fall back to keywords and say so
+            logger.exception("could not prepare the embedding model")
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
         """Give every live note a vector of the current model at its current version, and drop other models'."""

@@ -133,7 +133,9 @@ class SearchService:
             keyword = None  # the keyword index is down: substring matches carry no ranking worth fusing
         keyword_hits = keyword.hits if keyword is not None else []
         by_id = {h.note.id: h for h in keyword_hits}
-        fused = hybrid.fuse([(h.note.id, h.score) for h in keyword_hits], nearest, pool)
+        fused = hybrid.fuse(
+            [(h.note.id, h.score) for h in keyword_hits], nearest, pool, vector_weight=hybrid.VECTOR_WEIGHT
+        )
         vector_only = [f.note_id for f in fused if f.note_id not in by_id]
         fetched = self._deps.store.get_notes(ws, vector_only) if vector_only else {}
         terms = ranking.tokens(text)

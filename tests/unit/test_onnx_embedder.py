@@ -1,0 +1,70 @@
+"""The packaged local model, loaded from the installed packages (no download): what a vector is and how the
+embedder fails."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from notewell.adapters.onnx_embedder import DIMENSIONS, MiniLmEmbedder, load_local_embedder
+from notewell.ports import EmbeddingUnavailableError
+
+
+@pytest.fixture(scope="module")
+def model() -> MiniLmEmbedder:
+    embedder = load_local_embedder()
+    assert embedder is not None, "the embed extra is part of the dev install: make .venv/.installed"
+    return embedder
+
+
+def dot(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))
+
+
+def test_vectors_are_unit_length_384_floats_and_repeatable(model: MiniLmEmbedder) -> None:
+    [first] = model.embed(["Deploys go through the SAM pipeline."])
+    [again] = model.embed(["Deploys go through the SAM pipeline."])
+    assert len(first) == DIMENSIONS == model.dimensions
+    assert math.isclose(dot(first, first), 1.0, abs_tol=1e-5)
+    assert first == pytest.approx(again, abs=1e-6)
+
+
+def test_a_batch_gives_what_one_at_a_time_gives(model: MiniLmEmbedder) -> None:
+    texts = ["We deploy the frontend to Vercel.", "Invoices are stored in cents, never floats.", "x"]
+    together = model.embed(texts)
+    for text, vector in zip(texts, together, strict=True):
+        assert vector == pytest.approx(model.embed([text])[0], abs=1e-4)
+
+
+def test_a_paraphrase_is_closer_than_an_unrelated_sentence(model: MiniLmEmbedder) -> None:
+    old, paraphrase, unrelated = model.embed(
+        ["We deploy the frontend to Vercel.", "The web app is hosted on Vercel.", "Invoices are stored in cents."]
+    )
+    assert dot(old, paraphrase) > 0.5 > 0.2 > dot(old, unrelated)
+
+
+def test_nothing_to_embed_is_no_work(model: MiniLmEmbedder) -> None:
+    assert model.embed([]) == []
+
+
+def test_a_spent_budget_fails_instead_of_running_late(model: MiniLmEmbedder) -> None:
+    with pytest.raises(EmbeddingUnavailableError, match="budget"):
+        model.embed(["too late"], timeout=0.0)
+
+
+def test_a_model_file_that_is_not_the_packaged_one_is_refused(tmp_path: Path, model: MiniLmEmbedder) -> None:
+    forged = tmp_path / "model.onnx"
+    forged.write_bytes(b"not a model")
+    embedder = MiniLmEmbedder(forged, Path(model._tokenizer_path), expected_sha256="0" * 64)
+    with pytest.raises(EmbeddingUnavailableError, match="reinstall"):
+        embedder.embed(["anything"])
+
+
+def test_a_broken_model_file_fails_as_unavailable_not_with_a_crash(tmp_path: Path, model: MiniLmEmbedder) -> None:
+    broken = tmp_path / "model.onnx"
+    broken.write_bytes(b"not a model")
+    embedder = MiniLmEmbedder(broken, Path(model._tokenizer_path), expected_sha256=None)
+    with pytest.raises(EmbeddingUnavailableError, match="could not be loaded"):
+        embedder.embed(["anything"])
