@@ -1,7 +1,10 @@
 """Labelled pairs for remember's admission rules: (class, existing note, new text, expected verdict).
 
-Classes: restatement and elaboration → updated; exact and near duplicates → duplicate; reversals, negations and
-changed numbers or versions → conflict; unrelated notes of the same type → created.
+Classes: restatement and elaboration → updated; exact and near duplicates, synonyms → duplicate; reversals,
+negations, changed numbers or versions and swapped values (another product, person, place) → conflict;
+paraphrases → duplicate when a model judges meaning (created by words alone); unrelated notes of the same type →
+created. COSINE holds what the packaged model (all-MiniLM-L6-v2 int8) gives each pair, so the rules are tested with
+and without meaning and no test needs the model; test_admission_labels checks the figures still hold.
 """
 
 from __future__ import annotations
@@ -113,6 +116,48 @@ LABELLED: list[tuple[str, str, str, str]] = [
     ("changed_number", "The Lambda timeout is 29 seconds.", "The Lambda timeout is 15 seconds.", "conflict"),
     ("changed_number", "Pin mcp to version 2.3.0.", "Pin mcp to version 2.4.1.", "conflict"),
     ("changed_number", "Retry failed webhooks 5 times.", "Retry failed webhooks 3 times.", "conflict"),
+    # ----- swapped values: the same frame, another product, person, place or version -------------------------
+    ("swapped_value", "We deploy the frontend to Vercel.", "We deploy the frontend to Netlify.", "conflict"),
+    ("swapped_value", "Clients reach the orders service through the GraphQL gateway.",
+     "Clients reach the orders service through the REST gateway.", "conflict"),
+    ("swapped_value", "We use PostgreSQL 16 as the primary database for orders; tests run against SQLite.",
+     "We use MySQL 8 as the primary database for orders.", "conflict"),
+    ("swapped_value", "Alice owns the billing service.", "Bob owns the billing service.", "conflict"),
+    ("swapped_value", "The primary region is us-east-1.", "The primary region is eu-west-1.", "conflict"),
+    ("swapped_value", "Error tracking goes to Sentry.", "Error tracking goes to Datadog.", "conflict"),
+    ("swapped_value", "The data team sits in Berlin.", "The data team sits in Lisbon.", "conflict"),
+    ("swapped_value", "Feature flags live in LaunchDarkly.", "Feature flags live in Unleash.", "conflict"),
+    ("swapped_value", "Builds run on GitHub Actions.", "Builds run on CircleCI.", "conflict"),
+    # ----- paraphrases: the same claim in other words (duplicates when a model says so; else new notes) --------
+    ("paraphrase", "We use PostgreSQL 16 as the primary database for orders; tests run against SQLite.",
+     "Orders are stored in Postgres (v16); tests run against SQLite.", "duplicate"),
+    ("paraphrase", "Deploys go through the SAM pipeline.", "The SAM pipeline is how we deploy.", "duplicate"),
+    ("paraphrase", "Invoices are stored as integer cents.", "Invoice amounts are kept in integer cents.",
+     "duplicate"),
+    ("paraphrase", "Never log API keys.", "API keys must never be written to the logs.", "duplicate"),
+    ("paraphrase", "Feature flags live in LaunchDarkly.", "LaunchDarkly holds our feature flags.", "duplicate"),
+    ("paraphrase", "The billing service owns the invoices table.",
+     "The invoices table belongs to the billing service.", "duplicate"),
+    ("paraphrase", "Sessions expire after 30 minutes of inactivity.",
+     "After 30 idle minutes a session expires.", "duplicate"),
+    ("paraphrase", "Use Python 3.12 for all Lambdas.", "All Lambda functions run on Python 3.12.", "duplicate"),
+    # ----- synonyms: one word swapped for one that means the same --------------------------------------------
+    ("synonym", "Build artefacts are uploaded to S3 through the release script.",
+     "Build artefacts are uploaded to S3 via the release script.", "duplicate"),
+    ("synonym", "Every deploy posts a message to the releases channel.",
+     "Each deploy posts a message to the releases channel.", "duplicate"),
+    ("synonym", "The nightly backup is copied to a second region.",
+     "The nightly backup gets copied to a second region.", "duplicate"),
+    ("synonym", "Reviewers check every migration before it is merged.",
+     "Reviewers check each migration before it is merged.", "duplicate"),
+    ("synonym", "The reindex job runs every night at 02:00 UTC.", "The reindex job runs each night at 02:00 UTC.",
+     "duplicate"),
+    ("synonym", "Uploads are stored in S3 through the uploads service.",
+     "Uploads are stored in S3 via the uploads service.", "duplicate"),
+    ("synonym", "The mobile app talks to the API through the gateway.",
+     "The mobile app talks to the API via the gateway.", "duplicate"),
+    ("synonym", "All money amounts are stored as integer cents.",
+     "All money amounts get stored as integer cents.", "duplicate"),
     # ----- unrelated notes of the same type ------------------------------------------------------------------
     ("unrelated", "Use opaque tokens for API sessions.", "Invoices are generated on the first day of the month.",
      "created"),
@@ -127,3 +172,114 @@ LABELLED: list[tuple[str, str, str, str]] = [
     ("unrelated", "Use Python 3.12 for all Lambdas.", "Use TypeScript for the browser extension.", "created"),
     ("unrelated", "Tests must pass before merging to main.", "Release notes are written in CHANGELOG.md.", "created"),
 ]  # fmt: skip
+
+
+# The packaged model's cosine for each pair (regenerate with: python -m tests.unit.admission_labels).
+COSINE: dict[tuple[str, str], float] = {
+    ('Use opaque tokens for API sessions.', 'Use opaque tokens for API sessions, stored server-side in Redis.'): 0.731,
+    ('Deploys go through the SAM pipeline.', 'Deploys go through the SAM pipeline; nobody edits the stack in the console.'): 0.787,
+    ('The billing service owns the invoices table.', 'The billing service owns the invoices table and is the only writer to it.'): 0.867,
+    ('Feature flags live in LaunchDarkly.', 'Feature flags live in LaunchDarkly, one project per environment.'): 0.863,
+    ('We run integration tests against moto.', 'We run integration tests against moto, with the table built from template.yaml.'): 0.732,
+    ('Logs are structured JSON.', 'Logs are structured JSON, one object per line, with the request id on every record.'): 0.828,
+    ('Customer emails are sent through SES.', 'Customer emails are sent through SES from the notifications worker.'): 0.911,
+    ('Retries use exponential backoff with jitter.', 'Retries use exponential backoff with jitter, capped at 20 seconds.'): 0.917,
+    ('Use opaque tokens instead of JWTs for sessions.', 'Use opaque tokens instead of JWTs for sessions, because revocation must be instant and JWTs cannot be revoked before they expire.'): 0.859,
+    ('Postgres is the primary datastore.', 'Postgres is the primary datastore. Read replicas serve the reporting queries; writes always go to the primary.'): 0.803,
+    ('The mobile app talks to the API through the gateway.', 'The mobile app talks to the API through the gateway. The gateway terminates TLS, checks the app token and forwards the user id in a header.'): 0.822,
+    ('All money amounts are stored as integer cents.', 'All money amounts are stored as integer cents. Floats caused rounding errors in the 2023 invoice run, so conversions happen only at display time.'): 0.724,
+    ('Tests must pass before merging to main.', 'Tests must pass before merging to main. The merge queue runs the full suite again on the merge commit.'): 0.859,
+    ('The search index is rebuilt nightly.', 'The search index is rebuilt nightly at 02:00 UTC by the reindex job, which swaps the alias at the end.'): 0.783,
+    ('Secrets come from AWS Secrets Manager.', 'Secrets come from AWS Secrets Manager, read once per container start and cached in memory.'): 0.874,
+    ('The frontend is a React single page app.', 'The frontend is a React single page app, built with Vite and served from CloudFront.'): 0.856,
+    ('Use opaque tokens for API sessions.', 'Use opaque tokens for API sessions.'): 1.0,
+    ('Deploys go through the SAM pipeline.', 'Deploys go through the SAM pipeline.'): 1.0,
+    ('Postgres is the primary datastore.', 'postgres is the primary datastore'): 0.951,
+    ('Never log API keys or note bodies.', 'Never log API keys or note bodies.'): 1.0,
+    ('Retries use exponential backoff with jitter.', 'Retries use exponential backoff with jitter!'): 0.974,
+    ('The billing service owns the invoices table.', 'The billing service owns the invoices table.'): 1.0,
+    ('Use Python 3.12 for all Lambdas.', 'Use Python 3.12 for all Lambdas.'): 1.0,
+    ('Feature flags live in LaunchDarkly.', '  Feature flags live in LaunchDarkly.  '): 1.0,
+    ('We use opaque tokens for API sessions.', 'We use opaque tokens for the API sessions.'): 0.994,
+    ('Deploys go through the SAM pipeline and nobody edits the stack in the console.', 'Deploys go through the SAM pipeline.'): 0.772,
+    ('Logs are structured JSON with the request id on every record.', 'Logs are structured JSON with the request id on each record.'): 0.988,
+    ('The billing service is the only writer to the invoices table.', 'The billing service is the only writer of the invoices table.'): 0.983,
+    ('All money amounts are stored as integer cents to avoid rounding errors.', 'All money amounts are stored as integer cents.'): 0.934,
+    ('Customer emails are sent through SES from the notifications worker.', 'Customer emails are sent via SES from the notifications worker.'): 0.997,
+    ('The search index is rebuilt nightly by the reindex job.', 'The search index gets rebuilt nightly by the reindex job.'): 0.979,
+    ('Secrets come from AWS Secrets Manager and are cached in memory.', 'Secrets come from AWS Secrets Manager and are cached in memory per container.'): 0.965,
+    ('Use opaque tokens instead of JWTs.', 'Use JWTs instead of opaque tokens.'): 0.961,
+    ('Prefer Postgres over DynamoDB for reporting.', 'Prefer DynamoDB over Postgres for reporting.'): 0.993,
+    ('The API gateway calls the auth service.', 'The auth service calls the API gateway.'): 0.98,
+    ('Migrate from MySQL to Postgres.', 'Migrate from Postgres to MySQL.'): 0.988,
+    ('Staging deploys run before production deploys.', 'Production deploys run before staging deploys.'): 0.972,
+    ('The worker pushes events to the queue consumer.', 'The queue consumer pushes events to the worker.'): 0.991,
+    ('Cache reads fall back to the database.', 'Database reads fall back to the cache.'): 0.956,
+    ('Use REST for public endpoints and gRPC for internal calls.', 'Use gRPC for public endpoints and REST for internal calls.'): 0.99,
+    ('Write to the primary, read from the replica.', 'Write to the replica, read from the primary.'): 0.992,
+    ('We use Redis for session storage.', 'We do not use Redis for session storage.'): 0.784,
+    ('Deploy on Fridays is allowed.', 'Deploy on Fridays is not allowed.'): 0.958,
+    ('The reindex job runs in production.', 'The reindex job never runs in production.'): 0.743,
+    ('Cache API responses at the edge.', "Don't cache API responses at the edge."): 0.901,
+    ('Use the ORM for reporting queries.', 'Avoid the ORM for reporting queries.'): 0.88,
+    ('Enable debug logging in staging.', 'Disable debug logging in staging.'): 0.896,
+    ('Mobile clients can call internal services directly.', 'Mobile clients cannot call internal services directly.'): 0.794,
+    ('Store uploaded files in S3 with server-side encryption.', 'Store uploaded files in S3 without server-side encryption.'): 0.988,
+    ('Use Python 3.11 for all Lambdas.', 'Use Python 3.12 for all Lambdas.'): 0.989,
+    ('The API rate limit is 100 requests per minute per key.', 'The API rate limit is 200 requests per minute per key.'): 0.981,
+    ('Sessions expire after 30 minutes of inactivity.', 'Sessions expire after 15 minutes of inactivity.'): 0.962,
+    ('Postgres 15 is the supported database version.', 'Postgres 16 is the supported database version.'): 0.958,
+    ('Keep 50 revisions per note.', 'Keep 20 revisions per note.'): 0.943,
+    ('The Lambda timeout is 29 seconds.', 'The Lambda timeout is 15 seconds.'): 0.92,
+    ('Pin mcp to version 2.3.0.', 'Pin mcp to version 2.4.1.'): 0.958,
+    ('Retry failed webhooks 5 times.', 'Retry failed webhooks 3 times.'): 0.969,
+    ('We deploy the frontend to Vercel.', 'We deploy the frontend to Netlify.'): 0.576,
+    ('Clients reach the orders service through the GraphQL gateway.', 'Clients reach the orders service through the REST gateway.'): 0.818,
+    ('We use PostgreSQL 16 as the primary database for orders; tests run against SQLite.', 'We use MySQL 8 as the primary database for orders.'): 0.733,
+    ('Alice owns the billing service.', 'Bob owns the billing service.'): 0.797,
+    ('The primary region is us-east-1.', 'The primary region is eu-west-1.'): 0.818,
+    ('Error tracking goes to Sentry.', 'Error tracking goes to Datadog.'): 0.622,
+    ('The data team sits in Berlin.', 'The data team sits in Lisbon.'): 0.711,
+    ('Feature flags live in LaunchDarkly.', 'Feature flags live in Unleash.'): 0.779,
+    ('Builds run on GitHub Actions.', 'Builds run on CircleCI.'): 0.551,
+    ('We use PostgreSQL 16 as the primary database for orders; tests run against SQLite.', 'Orders are stored in Postgres (v16); tests run against SQLite.'): 0.847,
+    ('Deploys go through the SAM pipeline.', 'The SAM pipeline is how we deploy.'): 0.927,
+    ('Invoices are stored as integer cents.', 'Invoice amounts are kept in integer cents.'): 0.927,
+    ('Never log API keys.', 'API keys must never be written to the logs.'): 0.871,
+    ('Feature flags live in LaunchDarkly.', 'LaunchDarkly holds our feature flags.'): 0.892,
+    ('The billing service owns the invoices table.', 'The invoices table belongs to the billing service.'): 0.93,
+    ('Sessions expire after 30 minutes of inactivity.', 'After 30 idle minutes a session expires.'): 0.93,
+    ('Use Python 3.12 for all Lambdas.', 'All Lambda functions run on Python 3.12.'): 0.832,
+    ('Build artefacts are uploaded to S3 through the release script.', 'Build artefacts are uploaded to S3 via the release script.'): 0.999,
+    ('Every deploy posts a message to the releases channel.', 'Each deploy posts a message to the releases channel.'): 0.966,
+    ('The nightly backup is copied to a second region.', 'The nightly backup gets copied to a second region.'): 0.987,
+    ('Reviewers check every migration before it is merged.', 'Reviewers check each migration before it is merged.'): 0.988,
+    ('The reindex job runs every night at 02:00 UTC.', 'The reindex job runs each night at 02:00 UTC.'): 0.991,
+    ('Uploads are stored in S3 through the uploads service.', 'Uploads are stored in S3 via the uploads service.'): 0.999,
+    ('The mobile app talks to the API through the gateway.', 'The mobile app talks to the API via the gateway.'): 0.998,
+    ('All money amounts are stored as integer cents.', 'All money amounts get stored as integer cents.'): 0.987,
+    ('Use opaque tokens for API sessions.', 'Invoices are generated on the first day of the month.'): 0.08,
+    ('Deploys go through the SAM pipeline.', 'The mobile app caches the catalogue for offline use.'): 0.14,
+    ('Use Redis for session storage.', 'Use Redis streams for the audit log.'): 0.448,
+    ('Postgres is the primary datastore.', 'Search runs on OpenSearch Serverless.'): 0.242,
+    ('The API rate limit is 100 requests per minute per key.', 'Webhooks are signed with HMAC-SHA256 over the raw body.'): 0.225,
+    ('Feature flags live in LaunchDarkly.', 'Error tracking goes to Sentry with release tags.'): 0.233,
+    ('Use Python 3.12 for all Lambdas.', 'Use TypeScript for the browser extension.'): 0.089,
+    ('Tests must pass before merging to main.', 'Release notes are written in CHANGELOG.md.'): 0.045,
+}  # fmt: skip
+
+
+def _print_cosines() -> None:  # a maintenance command, not a test
+    from notewell.adapters.onnx_embedder import load_local_embedder
+
+    model = load_local_embedder()
+    assert model is not None
+    print("COSINE: dict[tuple[str, str], float] = {")
+    for _, old, new, _ in LABELLED:
+        a, b = model.embed([old, new])
+        print(f"    ({old!r}, {new!r}): {round(sum(x * y for x, y in zip(a, b, strict=True)), 3)},")
+    print("}")
+
+
+if __name__ == "__main__":
+    _print_cosines()

@@ -11,7 +11,10 @@ reports those explicitly.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
+
+from notewell.domain.stemming import stem
 
 # Numbers and versions stay whole ("3.11", "v2", "100ms"), other words split on non-word characters.
 _TOKEN = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*|[^\W\d_]+(?:'[a-z]+)?", re.IGNORECASE)
@@ -43,8 +46,14 @@ NEGATION_WINDOW = 3
 REORDER_THRESHOLD = 0.75
 
 
+def number(token: str) -> str:
+    """A number as written, casefolded, without a version's leading "v" ("v16" and "16" are one number)."""
+    token = token.casefold()
+    return token[1:] if token.startswith("v") and token[1:2].isdigit() else token
+
+
 def tokens(text: str) -> list[str]:
-    return [t.casefold() for t in _TOKEN.findall(text)]
+    return [number(t) for t in _TOKEN.findall(text)]
 
 
 def bigrams(words: list[str]) -> set[tuple[str, str]]:
@@ -109,19 +118,37 @@ class Comparison:
         return self.order_agreement < REORDER_THRESHOLD
 
 
+CONTRASTS = frozenset({"instead", "rather", "unlike", "except", "against"})
+
+
+def _negations(words: list[str]) -> Counter[str]:
+    return Counter(w for w in words if w in NEGATIONS or w.endswith("n't"))
+
+
+def _stems(words: list[str]) -> list[str]:
+    """Content words by stem; stopwords, negations and numbers as they are (the lists name their surface forms)."""
+    return [w if w in STOPWORDS or w in NEGATIONS or _NUMBER.search(w) else stem(w) for w in words]
+
+
 def compare(old: str, new: str) -> Comparison:
     old_words, new_words = tokens(old), tokens(new)
     if not old_words or not new_words:
         return Comparison(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, False, False, len(new_words) > len(old_words))
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)
+    # Content is compared by stem: "Payments call the ledger" and "the ledger calls payments" share every word.
+    old_words, new_words = _stems(old_words), _stems(new_words)
     old_content, new_content = content_words(old_words), content_words(new_words)
     shared_content = old_content & new_content
     smaller = min(len(old_content), len(new_content)) or 1
     union = len(old_content | new_content) or 1
     old_numbers, new_numbers = numbers(old_words), numbers(new_words)
     old_negated, new_negated = negated_words(old_words), negated_words(new_words)
-    flipped = bool((old_negated ^ new_negated) & shared_content)
+    # The same negations on both sides, said in other places, agree ("never log keys", "keys must never be
+    # logged"); contrasts ("instead of", "rather than") are about which side of them a word stands on.
+    old_negations, new_negations = _negations(old_words), _negations(new_words)
+    same_negations = old_negations == new_negations and not (old_negations.keys() & CONTRASTS)
+    flipped = bool((old_negated ^ new_negated) & shared_content) and not same_negations
     return Comparison(
         similarity=2 * shared / (len(old_bigrams) + len(new_bigrams)),
         coverage=shared / len(old_bigrams),

@@ -193,7 +193,9 @@ class MemoryService:
             )
             if note.status in CANDIDATE_STATUSES and note.id not in superseded
         ]
-        judgement = admission.admit(content, candidates, allow_conflicts=request.force)
+        meaning = self._search.meaning
+        similarities = meaning.similarities(ws, vector, candidates) if meaning and vector is not None else None
+        judgement = admission.admit(content, candidates, allow_conflicts=request.force, meaning=similarities)
         existing = judgement.note
         key = request.idempotency_key
 

@@ -1,0 +1,164 @@
+"""What a claim says about a slot: the names and numbers it gives, and whether a second claim gives other ones.
+
+"We deploy the frontend to Vercel" and "…to Netlify" share every word but one, and that word is the fact: the
+second claim changes the slot, it does not repeat it. Bigram and word-overlap measures call such pairs duplicates;
+these checks say which values each claim holds and whether one was swapped for another:
+  * names: product, tool, person and place names, told by their spelling (GraphQL, REST, MySQL, Netlify
+    mid-sentence), matched with light aliasing (Postgres = PostgreSQL, SPA = single page app);
+  * numbers and versions ("v16" = "16");
+  * antonyms standing where the other claim has their opposite (enable/disable, before/after, sync/async, …);
+  * a word swapped in place ("exponential backoff" / "linear backoff"): the same frame, one word different.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from notewell.domain.similarity import STOPWORDS, number
+from notewell.domain.stemming import stem
+
+_WORD = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:\n]\s*|^\s*[-*#>]+\s*|\(\s*)$")
+_DIGIT = re.compile(r"\d")
+MIN_ALIAS = 4  # "postgres" is an alias of "postgresql"; "go" is not one of "google"
+
+ANTONYMS = {
+    frozenset(pair)
+    for pair in [
+        ("enable", "disable"), ("allow", "deny"), ("allow", "forbid"), ("allow", "block"), ("accept", "reject"),
+        ("increase", "decrease"), ("upgrade", "downgrade"), ("before", "after"), ("sync", "async"),
+        ("synchronous", "asynchronous"), ("public", "private"), ("internal", "external"), ("push", "pull"),
+        ("always", "never"), ("include", "exclude"), ("start", "stop"), ("open", "closed"), ("on", "off"),
+        ("read", "write"), ("true", "false"), ("min", "max"), ("minimum", "maximum"), ("more", "less"),
+        ("higher", "lower"), ("faster", "slower"), ("first", "last"), ("add", "remove"), ("encrypt", "decrypt"),
+        ("online", "offline"), ("required", "optional"), ("mandatory", "optional"), ("inbound", "outbound"),
+        ("client", "server"), ("lose", "gain"), ("win", "lose"), ("buy", "sell"), ("up", "down"), ("in", "out"),
+        ("input", "output"), ("import", "export"), ("upload", "download"), ("local", "remote"),
+        ("primary", "secondary"), ("primary", "replica"), ("old", "new"), ("early", "late"), ("cheap", "expensive"),
+        ("small", "large"), ("big", "small"), ("short", "long"), ("hot", "cold"), ("success", "failure"),
+        ("lock", "unlock"), ("mutable", "immutable"), ("stateful", "stateless"), ("horizontal", "vertical"),
+        ("lazy", "eager"), ("strict", "lenient"), ("manual", "automatic"), ("male", "female"),
+        ("man", "woman"), ("boy", "girl"), ("day", "night"), ("yes", "no"), ("like", "dislike"), ("love", "hate"),
+    ]
+}  # fmt: skip
+_ANTONYM_STEMS = {frozenset(stem(word) for word in pair) for pair in ANTONYMS}
+
+# Words whose swap leaves a claim as it was ("each" record / "every" record, "via" / "through").
+LIGHT = frozenset(
+    {"each", "every", "via", "through", "get", "gets", "got", "is", "are", "be", "becom", "kind", "sort", "type",
+     "lot", "lots", "many", "much", "way", "ways", "thing", "things", "one", "someone", "somebody", "people",
+     "person", "guy", "guys", "good", "best", "better", "great", "nice", "really", "very", "just", "only",
+     "quick", "quickest", "fast", "fastest", "easy", "easiest", "simple", "simplest"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Values:
+    names: frozenset[str]  # casefolded
+    numbers: frozenset[str]  # casefolded, without a leading "v"
+    words: tuple[str, ...]  # every word, casefolded, in order (numbers normalised too)
+    capitalised: frozenset[str]  # words written with a capital anywhere, sentence starts included (casefolded)
+
+
+def values(text: str) -> Values:
+    names: set[str] = set()
+    numbers: set[str] = set()
+    words: list[str] = []
+    capitalised: set[str] = set()
+    for match in _WORD.finditer(text):
+        token = match.group()
+        if _DIGIT.search(token):
+            numbers.add(number(token))
+            words.append(number(token))
+            continue
+        words.append(token.casefold())
+        if len(token) < 2 or token == "I":
+            continue
+        if token[0].isupper():
+            capitalised.add(token.casefold())
+        inner_capital = any(ch.isupper() for ch in token[1:])  # GraphQL, MySQL, REST, SQLite, iOS
+        mid_sentence_capital = token[0].isupper() and not _SENTENCE_START.search(text[: match.start()])
+        if inner_capital or mid_sentence_capital:
+            names.add(token.casefold())
+    return Values(frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised))
+
+
+def aliases(a: str, b: str) -> bool:
+    """One name for the same thing: equal, or one a prefix of the other (Postgres, PostgreSQL)."""
+    if a == b:
+        return True
+    shorter, longer = sorted((a, b), key=len)
+    return len(shorter) >= MIN_ALIAS and longer.startswith(shorter)
+
+
+def _acronym_of(name: str, words: tuple[str, ...]) -> bool:
+    """SPA in "single page app": the name's letters are the initials of consecutive words of the other text."""
+    if not 2 <= len(name) <= 6 or not name.isalpha():
+        return False
+    initials = "".join(w[0] for w in words if w)
+    return (
+        name in initials
+        and len(name) >= 2
+        and any("".join(w[0] for w in words[i : i + len(name)]) == name for i in range(len(words) - len(name) + 1))
+    )
+
+
+def _missing_names(names: frozenset[str], other: Values) -> set[str]:
+    return {
+        n for n in names
+        if not any(aliases(n, w) for w in other.words) and not _acronym_of(n, other.words)
+    }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SlotChange:
+    names_swapped: bool  # a name of the old claim is gone and another one stands in the new claim
+    numbers_swapped: bool  # a number of the old claim is gone and another one stands in the new claim
+    antonym_flipped: bool  # a word of one claim has its opposite in the other
+    word_swapped: bool  # the same frame with a word or two swapped in place ("exponential" -> "linear")
+    new_values: bool  # the new claim names or numbers something the old one does not
+
+    @property
+    def changed(self) -> bool:
+        return self.names_swapped or self.numbers_swapped or self.antonym_flipped
+
+
+def changed_slots(old: str, new: str) -> SlotChange:
+    """How `new` changes the slots of `old`."""
+    a, b = values(old), values(new)
+    old_names_gone, new_names_added = _missing_names(a.names, b), _missing_names(b.names, a)
+    old_numbers_gone = {n for n in a.numbers if n not in b.numbers}
+    new_numbers_added = {n for n in b.numbers if n not in a.numbers}
+    old_stems = {stem(w) for w in a.words}
+    new_stems = {stem(w) for w in b.words}
+    old_only, new_only = old_stems - new_stems, new_stems - old_stems
+    flipped = any(
+        (x in old_only and y in new_only) or (y in old_only and x in new_only)
+        for x, y in (sorted(pair) for pair in _ANTONYM_STEMS if len(pair) == 2)
+    )
+    swaps = _swapped_in_place(a.words, b.words)
+    # "Alice owns billing" / "Bob owns billing": names at the start of a sentence, told by the swap in place.
+    capital_swap = any(
+        any(w in a.capitalised for w in gone) and any(w in b.capitalised for w in came) for gone, came in swaps
+    )
+    return SlotChange(
+        names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
+        numbers_swapped=bool(old_numbers_gone) and bool(new_numbers_added),
+        antonym_flipped=flipped,
+        word_swapped=bool(swaps),
+        new_values=bool(new_names_added) or bool(new_numbers_added),
+    )
+
+
+def _swapped_in_place(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[list[str], list[str]]]:
+    """Words of one claim replaced by as many others (one or two), the rest of the frame around them kept."""
+    old_words = [w for w in old if w not in STOPWORDS and w not in LIGHT]
+    new_words = [w for w in new if w not in STOPWORDS and w not in LIGHT]
+    matcher = difflib.SequenceMatcher(a=[stem(w) for w in old_words], b=[stem(w) for w in new_words], autojunk=False)
+    return [
+        (old_words[i1:i2], new_words[j1:j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag == "replace" and i2 - i1 == j2 - j1 <= 2 and (i1 > 0 or i2 < len(old_words))
+    ]
