@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from notewell.adapters.sqlite import CANDIDATE_ROWS, SqliteStore, match_expression, split_terms
 from notewell.bootstrap import Services, bootstrap
-from notewell.config import Settings
+from notewell.config import EmbedderChoice, Settings
 from notewell.domain.admission import CANDIDATE_TERMS, candidate_query
 from notewell.services.memory import CANDIDATE_STATUSES, CANDIDATES, RememberRequest
 from tests.bench.common import PROJECT, CpuWatch, cpu_note, log, new_principal, seed, table, timed_rounds
@@ -138,14 +138,15 @@ def profile_remember(
 
 
 def bench_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup: int, rounds: int, *, profile: bool,
-                   profile_calls: int) -> dict[str, Any]:  # fmt: skip
-    """Seed `size` notes on a fresh SQLite store, then time `calls` remember calls of each kind."""
+                   profile_calls: int, embedder: EmbedderChoice = "none") -> dict[str, Any]:  # fmt: skip
+    """Seed `size` notes on a fresh SQLite store, then time `calls` remember calls of each kind (with the embedding
+    model named, or words only)."""
     data_dir = workdir / "data"
     data_dir.mkdir(parents=True)
-    result: dict[str, Any] = {"size": size}
+    result: dict[str, Any] = {"size": size, "embedder": embedder}
     store = SqliteStore(data_dir / "notewell.db")
     try:
-        services = bootstrap(Settings(data_dir=data_dir), store=store)
+        services = bootstrap(Settings(data_dir=data_dir, embedder=embedder), store=store)
         principal = new_principal(services)
         log(f"remember, {size:,} notes: seeding through NoteService.create (in-process, no server)")
         ids, result["seeding"] = seed(services, principal, corpus.notes(size))

@@ -24,6 +24,8 @@ def fresh_services(embedder: EmbedderChoice) -> Iterator[tuple[Services, Princip
         store = SqliteStore(Path(directory) / "notewell.db")
         try:
             services = bootstrap(Settings(data_dir=Path(directory), embedder=embedder), store=store)
+            if services.meaning is not None:
+                services.meaning.prepare()  # the model loaded before the first call, as serve does at start
             workspace = services.auth.create_workspace("quality")
             services.workspaces.set_plan(workspace.id, Plan.ENTERPRISE)
             principal = services.auth.authenticate(services.auth.create_key(workspace.id).secret)

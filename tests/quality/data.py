@@ -1,0 +1,170 @@
+"""Convert the public sets placed under a raw directory into the two files the quality runs read.
+
+    python -m tests.quality.data [--raw /work/data/raw] [--out /work/data/quality]
+
+Reads (see tests/quality/README.md for where each comes from and how to place it):
+  raw/semeval-sts/<year>/<name>.test.tsv   SemEval STS 2012-2016 gold test pairs: score (0-5), sentence 1, sentence 2
+  raw/breaking_nli/data/dataset.jsonl      Breaking NLI (Glockner et al., 2018): SNLI premises with one word swapped
+  raw/mnli_contradicting_examples          HANS repository: MultiNLI training pairs that contradict word overlap
+
+Writes pairs.jsonl (remember's admission: set, split, label, a, b) and retrieval.jsonl (search_notes: one record per
+STS file, its sentences as the notes, each pair scored >= 4 a query whose relevant note is its other sentence).
+
+Splits: a pair is `tune` or `report` by a hash of its set and id, so a threshold tuned on one half is reported on the
+other; retrieval is split by year (2012-2014 tune, 2015-2016 report), a held-out year and mostly held-out genres.
+MSRpar is left out everywhere: it is drawn from MRPC, which is reserved for an independent check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+PARAPHRASE_SCORE = 4.0  # STS 4: "mostly equivalent, some unimportant details differ"; 5: "completely equivalent"
+RELATED_SCORE = 2.0  # STS 2: "not equivalent, but share some details"; at or below it the meanings differ
+RELATED_OVERLAP = 0.5  # ...and "same words" means at least half the words shared (Jaccard)
+EXCLUDED_STS = ("MSRpar",)
+TUNE_YEARS = ("2012", "2013", "2014")
+WORD = re.compile(r"[a-z0-9]+")
+
+
+def split_of(*key: str) -> str:
+    digest = hashlib.sha256("\x1f".join(key).encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "report"
+
+
+def word_overlap(a: str, b: str) -> float:
+    left, right = set(WORD.findall(a.lower())), set(WORD.findall(b.lower()))
+    return len(left & right) / len(left | right) if left | right else 0.0
+
+
+def sts_files(raw: Path) -> Iterator[tuple[str, str, Path]]:
+    """(year, name, path) of every gold test file, MSRpar left out."""
+    for path in sorted((raw / "semeval-sts").glob("20*/*.test.tsv")):
+        name = path.name.removesuffix(".test.tsv")
+        if name not in EXCLUDED_STS:
+            yield path.parent.name, name, path
+
+
+def sts_rows(path: Path) -> Iterator[tuple[int, float, str, str]]:
+    """(line number, score, sentence 1, sentence 2) of the rows that carry a gold score."""
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for number, line in enumerate(lines):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 3 or not fields[0].strip():
+                continue
+            try:
+                score = float(fields[0])
+            except ValueError:
+                continue
+            a, b = fields[1].strip(), fields[2].strip()
+            if a and b:
+                yield number, score, a, b
+
+
+def sts_pairs(raw: Path) -> Iterator[dict[str, Any]]:
+    for year, name, path in sts_files(raw):
+        for number, score, a, b in sts_rows(path):
+            if score >= PARAPHRASE_SCORE:
+                label = "paraphrase"
+            elif score <= RELATED_SCORE and word_overlap(a, b) >= RELATED_OVERLAP:
+                label = "related"
+            else:
+                continue  # the middle of the scale is neither a restatement nor clearly another fact
+            pair_id = f"{year}/{name}/{number}"
+            yield {"set": "sts", "id": pair_id, "split": split_of("sts", pair_id), "label": label, "a": a, "b": b}
+
+
+def breaking_nli_pairs(raw: Path) -> Iterator[dict[str, Any]]:
+    path = raw / "breaking_nli" / "data" / "dataset.jsonl"
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            gold, category = record["gold_label"], record["category"]
+            if gold == "contradiction":
+                label = "contradiction"
+            elif gold == "entailment":
+                label = "paraphrase" if category == "synonyms" else "entailment"
+            else:
+                continue  # 47 neutral pairs: no expectation to measure
+            pair_id = str(record["pairID"])
+            yield {
+                "set": "breaking-nli", "id": pair_id, "split": split_of("breaking-nli", pair_id), "label": label,
+                "category": category, "a": record["sentence1"].strip(), "b": record["sentence2"].strip(),
+            }  # fmt: skip
+
+
+def hans_mnli_pairs(raw: Path) -> Iterator[dict[str, Any]]:
+    path = raw / "mnli_contradicting_examples"
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines):
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 3 or fields[2] not in ("contradiction", "neutral"):
+                continue
+            pair_id = str(number)
+            yield {
+                "set": "mnli-overlap", "id": pair_id, "split": split_of("mnli-overlap", pair_id), "label": fields[2],
+                "a": fields[0].strip(), "b": fields[1].strip(),
+            }  # fmt: skip
+
+
+def retrieval_records(raw: Path) -> Iterator[dict[str, Any]]:
+    """One record per STS file: its distinct sentences are the notes; the second sentence of a pair scored >= 4
+    asks for the first. Sentences of low-scored pairs stay in as the hard distractors they are."""
+    for year, name, path in sts_files(raw):
+        doc_ids: dict[str, str] = {}
+        queries: list[dict[str, Any]] = []
+        for number, score, a, b in sts_rows(path):
+            for text in (a, b):
+                doc_ids.setdefault(text, f"d{len(doc_ids)}")
+            if score >= PARAPHRASE_SCORE and a != b:
+                queries.append({"id": f"q{number}", "question": b, "relevant": [doc_ids[a]], "exclude": [doc_ids[b]]})
+        if queries:
+            yield {
+                "set": f"sts-{year}-{name}".lower(), "split": "tune" if year in TUNE_YEARS else "report",
+                "docs": [{"id": doc_id, "text": text} for text, doc_id in doc_ids.items()], "queries": queries,
+            }  # fmt: skip
+
+
+def write_jsonl(path: Path, records: Iterator[dict[str, Any]]) -> dict[tuple[str, str, str], int]:
+    counts: dict[tuple[str, str, str], int] = {}
+    with path.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            key = (record["set"], record["split"], str(record.get("label", len(record.get("queries", [])))))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--raw", type=Path, default=Path("/work/data/raw"))
+    parser.add_argument("--out", type=Path, default=Path("/work/data/quality"))
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    def pairs() -> Iterator[dict[str, Any]]:
+        yield from sts_pairs(args.raw)
+        yield from breaking_nli_pairs(args.raw)
+        yield from hans_mnli_pairs(args.raw)
+
+    for name, records in (("pairs.jsonl", pairs()), ("retrieval.jsonl", retrieval_records(args.raw))):
+        try:
+            counts = write_jsonl(args.out / name, records)
+        except FileNotFoundError as missing:
+            hint = "place the raw data first (tests/quality/README.md)"
+            raise SystemExit(f"{missing.filename} is missing: {hint}.") from None
+        print(f"{args.out / name}:")
+        for (set_name, split, label), count in sorted(counts.items()):
+            print(f"  {set_name:28} {split:7} {label:14} {count:>6}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
