@@ -124,7 +124,10 @@ def retrieval_records(raw: Path) -> Iterator[dict[str, Any]]:
             for text in (a, b):
                 doc_ids.setdefault(text, f"d{len(doc_ids)}")
             if score >= PARAPHRASE_SCORE and a != b:
-                queries.append({"id": f"q{number}", "question": b, "relevant": [doc_ids[a]], "exclude": [doc_ids[b]]})
+                queries.append({
+                    "id": f"q{number}", "question": b, "relevant": [doc_ids[a]], "exclude": [doc_ids[b]],
+                    "overlap": round(word_overlap(a, b), 3),
+                })  # fmt: skip
         if queries:
             yield {
                 "set": f"sts-{year}-{name}".lower(), "split": "tune" if year in TUNE_YEARS else "report",

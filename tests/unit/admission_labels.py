@@ -269,6 +269,50 @@ COSINE: dict[tuple[str, str], float] = {
 }  # fmt: skip
 
 
+# The packaged model's cosine of each phrase and name pair remember weighs (admission.replacements_of).
+PHRASE_COSINE: dict[tuple[str, str], float] = {
+    ('staging', 'production'): 0.541,
+    ('production', 'staging'): 0.541,
+    ('worker', 'queue consumer'): 0.283,
+    ('queue consumer', 'worker'): 0.283,
+    ('cache', 'database'): 0.258,
+    ('database', 'cache'): 0.258,
+    ('rest', 'grpc'): 0.194,
+    ('grpc', 'rest'): 0.194,
+    ('primary', 'replica'): 0.223,
+    ('replica', 'primary'): 0.223,
+    ('enable', 'disable'): 0.726,
+    ('3.11', '3.12'): 0.83,
+    ('100', '200'): 0.738,
+    ('30', '15'): 0.718,
+    ('15', '16'): 0.88,
+    ('50', '20'): 0.661,
+    ('29', '15'): 0.617,
+    ('2.3.0', '2.4.1'): 0.752,
+    ('5', '3'): 0.759,
+    ('vercel', 'netlify'): 0.203,
+    ('graphql', 'rest'): 0.127,
+    ('postgresql 16', 'mysql 8'): 0.411,
+    ('postgresql', 'mysql'): 0.548,
+    ('sqlite', 'mysql'): 0.409,
+    ('alice', 'bob'): 0.499,
+    ('us-east', 'eu-west'): 0.647,
+    ('sentry', 'datadog'): 0.124,
+    ('berlin', 'lisbon'): 0.489,
+    ('launchdarkly', 'unleash'): 0.212,
+    ('github actions', 'circleci'): -0.004,
+    ('github', 'circleci'): 0.16,
+    ('stored as', 'kept in'): 0.495,
+    ('session storage', 'the audit log'): 0.155,
+    ('api', 'hmac-sha'): 0.19,
+    ('launchdarkly', 'sentry'): 0.275,
+    ('python 3.12', 'typescript'): 0.064,
+    ('all lambdas', 'the browser extension'): 0.118,
+    ('lambdas', 'typescript'): 0.123,
+    ('python', 'typescript'): 0.146,
+}  # fmt: skip
+
+
 def _print_cosines() -> None:  # a maintenance command, not a test
     from notewell.adapters.onnx_embedder import load_local_embedder
 
@@ -279,6 +323,18 @@ def _print_cosines() -> None:  # a maintenance command, not a test
         a, b = model.embed([old, new])
         print(f"    ({old!r}, {new!r}): {round(sum(x * y for x, y in zip(a, b, strict=True)), 3)},")
     print("}")
+    print("PHRASE_COSINE: dict[tuple[str, str], float] = {")
+    for pair in dict.fromkeys(p for _, old, new, _ in LABELLED for p in replacements_of_pair(old, new)):
+        a, b = model.embed(list(pair))
+        print(f"    {pair!r}: {round(sum(x * y for x, y in zip(a, b, strict=True)), 3)},")
+    print("}")
+
+
+def replacements_of_pair(old: str, new: str) -> tuple[tuple[str, str], ...]:
+    from notewell.domain.slots import changed_slots
+
+    slots = changed_slots(old, new)
+    return (*slots.replacements, *slots.renamed)
 
 
 if __name__ == "__main__":

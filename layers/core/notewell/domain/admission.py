@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import heapq
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain import ranking, rules
 from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words
-from notewell.domain.slots import changed_slots
+from notewell.domain.slots import SlotChange, changed_slots
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -48,6 +48,11 @@ SWAP_JACCARD = 0.25  # ...and are not mostly about other things (looser than ALT
 DUPLICATE_MEANING = 0.84  # the same claim in other words, when no value changed or was added
 SYNONYM_MEANING = 0.97  # a word swapped in place leaves the claim this close only when it is a synonym
 TOPIC_MEANING = 0.7  # about the same thing: a changed slot between such texts is a conflict even in other words
+# A phrase put in place of another, weighed by the cosine of the two phrases alone: a synonym above the first,
+# another value (yellow/red, bedroom/kitchen, near/far from) below the second; between them the model cannot
+# tell, so the new text is neither a duplicate nor a conflict and is stored. Tuned on the tune split.
+SYNONYM_REPLACEMENT = 0.75
+VALUE_REPLACEMENT = 0.6
 
 CANDIDATE_TERMS = 8  # words of the new content used to look up candidates in the search index
 
@@ -70,14 +75,18 @@ def comparable_text(note: Note) -> str:
     return note.body if note.body.strip() else note.title
 
 
-def judge(old: str, new: str, meaning: float | None = None) -> tuple[Verdict, Comparison]:
+def judge(
+    old: str, new: str, meaning: float | None = None, replacements: Mapping[tuple[str, str], float] | None = None
+) -> tuple[Verdict, Comparison]:
+    """`meaning`: the cosine of the two texts' embeddings; `replacements`: the cosine of each phrase pair of
+    replacements_of(old, new), where a model weighed them. Without either, the word rules decide alone."""
     c = compare(old, new)
     slots = changed_slots(old, new)
-    # A word swapped in place is a synonym only if the model says the claims mean the same; without a model the
-    # word rules below decide as they always have.
-    swapped = slots.word_swapped and meaning is not None and meaning < SYNONYM_MEANING
+    swapped, unsure = _weigh_replacements(slots, meaning, replacements)
+    if slots.names_swapped and replacements is not None and _renamed_alike(slots, replacements):
+        slots = replace(slots, names_swapped=False)
     reversal = c.reordered and c.jaccard >= REVERSAL_JACCARD and (meaning is None or c.content_novelty == 0)
-    same_claim = not c.altered and not slots.changed and not swapped
+    same_claim = not c.altered and not slots.changed and not swapped and not unsure
     if (
         same_claim
         and not c.reordered
@@ -109,18 +118,57 @@ def judge(old: str, new: str, meaning: float | None = None) -> tuple[Verdict, Co
     return Verdict.UNRELATED, c
 
 
+def _weigh_replacements(
+    slots: SlotChange, meaning: float | None, replacements: Mapping[tuple[str, str], float] | None
+) -> tuple[bool, bool]:
+    """(another value swapped in, cannot tell): a phrase put in place of another is a synonym only if a model
+    says so. Weighed phrase by phrase when the model weighed them; else by the whole texts' cosine."""
+    weights = [replacements[r] for r in slots.replacements if r in replacements] if replacements else []
+    if weights and len(weights) == len(slots.replacements):
+        lowest = min(weights)
+        if lowest >= SYNONYM_REPLACEMENT:
+            return False, False
+        # Another value takes one slot of an otherwise unchanged sentence; a sentence reworded in several places
+        # is a paraphrase as often as not, and is stored rather than flagged.
+        if lowest < VALUE_REPLACEMENT and slots.only_replacements and len(slots.replacements) == 1:
+            return True, False
+        return False, True
+    if replacements is not None:  # weighed, and no phrase stands in place of another: words moved around
+        return False, slots.word_swapped and meaning is not None and meaning < SYNONYM_MEANING
+    return slots.word_swapped and meaning is not None and meaning < SYNONYM_MEANING, False
+
+
+def _renamed_alike(slots: SlotChange, weights: Mapping[tuple[str, str], float]) -> bool:
+    """Every name gone has a new name the model holds for the same one (a respelling, another word for it)."""
+    gone = {g for g, _ in slots.renamed}
+    return bool(gone) and all(
+        any(weights.get((g, c), 0.0) >= SYNONYM_REPLACEMENT for g2, c in slots.renamed if g2 == g) for g in gone
+    )
+
+
+def replacements_of(content: str, candidates: Sequence[Note]) -> set[tuple[str, str]]:
+    """The phrase and name pairs a model should weigh before admit() judges `content` against `candidates`."""
+    pairs: set[tuple[str, str]] = set()
+    for note in candidates:
+        slots = changed_slots(comparable_text(note), content)
+        pairs.update(slots.replacements, slots.renamed)
+    return pairs
+
+
 def admit(
     content: str,
     candidates: Sequence[Note],
     *,
     allow_conflicts: bool = False,
     meaning: Mapping[str, float] | None = None,
+    replacements: Mapping[tuple[str, str], float] | None = None,
 ) -> Judgement:
     """The verdict for `content` against every candidate: the strongest one wins, in contract order. `meaning`:
-    the cosine of the content's embedding with each candidate's, by note id, where a model gave one."""
+    the cosine of the content's embedding with each candidate's, by note id, where a model gave one;
+    `replacements`: the model's cosine of each phrase pair of replacements_of()."""
     best: dict[Verdict, tuple[float, Note, Comparison]] = {}
     for note in candidates:
-        verdict, comparison = judge(comparable_text(note), content, (meaning or {}).get(note.id))
+        verdict, comparison = judge(comparable_text(note), content, (meaning or {}).get(note.id), replacements)
         strength = {
             Verdict.DUPLICATE: comparison.similarity,
             Verdict.RESTATEMENT: comparison.coverage,

@@ -25,7 +25,8 @@ NEGATIONS = frozenset(
         "not", "no", "never", "none", "nothing", "without", "cannot", "can't", "don't",
         "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "shouldn't", "mustn't", "avoid", "stop",
         "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden", "ban", "banned", "against",
-        "instead", "rather", "unlike", "except",
+        "instead", "rather", "unlike", "except", "nor", "neither", "hardly", "barely", "scarcely", "nobody",
+        "nowhere",
     }
 )  # fmt: skip
 
@@ -40,8 +41,10 @@ STOPWORDS = frozenset(
     }
 )  # fmt: skip
 
-# How far after a negation word its scope reaches (in tokens, stopwords included).
+# How far after a negation word its scope reaches: this many content words, within NEGATION_REACH tokens
+# ("is not the be-all" reaches past the stopwords to "be-all").
 NEGATION_WINDOW = 3
+NEGATION_REACH = 6
 # Below this share of shared-word pairs in the same order, two texts say their words in another order.
 REORDER_THRESHOLD = 0.75
 
@@ -88,9 +91,10 @@ def negated_words(words: list[str]) -> set[str]:
     scoped: set[str] = set()
     for index, word in enumerate(words):
         if word in NEGATIONS or word.endswith("n't"):
-            for follower in words[index + 1 : index + 1 + NEGATION_WINDOW]:
-                if follower not in STOPWORDS and follower not in NEGATIONS:
-                    scoped.add(follower)
+            followers = [
+                w for w in words[index + 1 : index + 1 + NEGATION_REACH] if w not in STOPWORDS and w not in NEGATIONS
+            ]
+            scoped.update(followers[:NEGATION_WINDOW])
     return scoped
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from notewell.domain.similarity import STOPWORDS, number
 from notewell.domain.stemming import stem
@@ -60,6 +61,15 @@ class Values:
     numbers: frozenset[str]  # casefolded, without a leading "v"
     words: tuple[str, ...]  # every word, casefolded, in order (numbers normalised too)
     capitalised: frozenset[str]  # words written with a capital anywhere, sentence starts included (casefolded)
+    headline: bool = False  # most words capitalised: capitals tell no names apart
+
+
+HEADLINE_CAPITALS = 0.6  # this share of a text's longer words capitalised: a headline, where a capital names nothing
+
+
+def _headline(text: str) -> bool:
+    longer = [w for w in _WORD.findall(text) if len(w) > 3 and not _DIGIT.search(w)]
+    return len(longer) >= 3 and sum(w[0].isupper() for w in longer) >= HEADLINE_CAPITALS * len(longer)
 
 
 def values(text: str) -> Values:
@@ -67,6 +77,7 @@ def values(text: str) -> Values:
     numbers: set[str] = set()
     words: list[str] = []
     capitalised: set[str] = set()
+    headline = _headline(text)
     for match in _WORD.finditer(text):
         token = match.group()
         if _DIGIT.search(token):
@@ -79,10 +90,10 @@ def values(text: str) -> Values:
         if token[0].isupper():
             capitalised.add(token.casefold())
         inner_capital = any(ch.isupper() for ch in token[1:])  # GraphQL, MySQL, REST, SQLite, iOS
-        mid_sentence_capital = token[0].isupper() and not _SENTENCE_START.search(text[: match.start()])
+        mid_sentence_capital = token[0].isupper() and not headline and not _SENTENCE_START.search(text[: match.start()])
         if inner_capital or mid_sentence_capital:
             names.add(token.casefold())
-    return Values(frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised))
+    return Values(frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised), headline)
 
 
 def aliases(a: str, b: str) -> bool:
@@ -119,6 +130,13 @@ class SlotChange:
     antonym_flipped: bool  # a word of one claim has its opposite in the other
     word_swapped: bool  # the same frame with a word or two swapped in place ("exponential" -> "linear")
     new_values: bool  # the new claim names or numbers something the old one does not
+    # Phrases of up to three words put in place of others, the rest of the sentence kept ("bedroom" ->
+    # "living room"): whether each is a synonym or another value is for a model to weigh (swap_similarity).
+    replacements: tuple[tuple[str, str], ...] = ()
+    only_replacements: bool = False  # the replacements are the only difference in content words
+    # Each name gone from the old claim with each name new in the other: a model tells a respelling or the same
+    # place said otherwise (Islamist/Islamic, UK/Britain) from another thing (Vercel/Netlify).
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -140,16 +158,53 @@ def changed_slots(old: str, new: str) -> SlotChange:
     )
     swaps = _swapped_in_place(a.words, b.words)
     # "Alice owns billing" / "Bob owns billing": names at the start of a sentence, told by the swap in place.
-    capital_swap = any(
-        any(w in a.capitalised for w in gone) and any(w in b.capitalised for w in came) for gone, came in swaps
-    )
+    capital_swaps = [
+        (" ".join(gone), " ".join(came))
+        for gone, came in swaps
+        if any(w in a.capitalised for w in gone)
+        and any(w in b.capitalised for w in came)
+        and not (a.headline or b.headline)
+    ]
+    capital_swap = bool(capital_swaps)
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=bool(old_numbers_gone) and bool(new_numbers_added),
         antonym_flipped=flipped,
         word_swapped=bool(swaps),
         new_values=bool(new_names_added) or bool(new_numbers_added),
+        renamed=(
+            *((g, c) for g in sorted(old_names_gone)[:MAX_NAMES] for c in sorted(new_names_added)[:MAX_NAMES]),
+            *capital_swaps[:MAX_NAMES],
+        ),
+        **_replacements(a.words, b.words),
     )
+
+
+MAX_REPLACED_WORDS = 3
+# Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
+FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
+MAX_NAMES = 3  # names weighed on each side, at most
+
+
+def _replacements(old: tuple[str, ...], new: tuple[str, ...]) -> dict[str, Any]:
+    """The phrases of `new` standing where phrases of `old` stood (each at most MAX_REPLACED_WORDS words, with a
+    content word on both sides), and whether nothing else of substance differs."""
+    matcher = difflib.SequenceMatcher(a=[stem(w) for w in old], b=[stem(w) for w in new], autojunk=False)
+    replaced: list[tuple[str, str]] = []
+    only = True
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        gone, came = old[i1:i2], new[j1:j2]
+        substantive = any(w not in FUNCTION_WORDS for w in (*gone, *came))
+        if (
+            tag == "replace" and len(gone) <= MAX_REPLACED_WORDS and len(came) <= MAX_REPLACED_WORDS
+            and any(w not in FUNCTION_WORDS for w in gone) and any(w not in FUNCTION_WORDS for w in came)
+        ):  # fmt: skip
+            replaced.append((" ".join(gone), " ".join(came)))
+        elif substantive:
+            only = False
+    return {"replacements": tuple(replaced), "only_replacements": only and bool(replaced)}
 
 
 def _swapped_in_place(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[list[str], list[str]]]:

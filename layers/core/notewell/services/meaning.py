@@ -16,7 +16,7 @@ from notewell.domain.hybrid import embedding_text
 from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from datetime import datetime
 
     from notewell.domain.model import Note
@@ -83,6 +83,19 @@ class Meaning:
                 computed = []
             known.update((n.id, v) for n, v in zip(missing, computed, strict=False))
         return {note_id: _dot(vector, other) for note_id, other in known.items()}
+
+    def pair_similarities(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float] | None:
+        """The cosine of each pair of short phrases (one batch for all), or None when the model cannot answer."""
+        wanted = list(dict.fromkeys(pairs))
+        phrases = list(dict.fromkeys(p for pair in wanted for p in pair))
+        if not phrases:
+            return {}
+        try:
+            vectors = dict(zip(phrases, self.embed(phrases), strict=True))
+        except EmbeddingUnavailableError:
+            logger.warning("could not weigh %d replaced phrases; judging them by words", len(wanted))
+            return None
+        return {(a, b): _dot(vectors[a], vectors[b]) for a, b in wanted}
 
     def index(self, workspace_id: str, notes: Sequence[Note], known: Mapping[str, Vector] | None = None) -> int:
         """Compute and store the vectors of `notes` (live ones), reusing `known` ones; returns how many were stored.

@@ -195,7 +195,15 @@ class MemoryService:
         ]
         meaning = self._search.meaning
         similarities = meaning.similarities(ws, vector, candidates) if meaning and vector is not None else None
-        judgement = admission.admit(content, candidates, allow_conflicts=request.force, meaning=similarities)
+        # Phrases put in place of others, and names changed, weighed by the model: a synonym or another value.
+        replacements = (
+            meaning.pair_similarities(admission.replacements_of(content, candidates))
+            if meaning and similarities is not None
+            else None
+        )
+        judgement = admission.admit(
+            content, candidates, allow_conflicts=request.force, meaning=similarities, replacements=replacements
+        )
         existing = judgement.note
         key = request.idempotency_key
 
