@@ -6,12 +6,17 @@ Reads (see tests/quality/README.md for where each comes from and how to place it
   raw/semeval-sts/<year>/<name>.test.tsv   SemEval STS 2012-2016 gold test pairs: score (0-5), sentence 1, sentence 2
   raw/breaking_nli/data/dataset.jsonl      Breaking NLI (Glockner et al., 2018): SNLI premises with one word swapped
   raw/mnli_contradicting_examples          HANS repository: MultiNLI training pairs that contradict word overlap
+  raw/madial-bench/MADial-Bench-en-{dialogue,memory}.json
+                                           MADial-Bench (He et al., NAACL 2025): dialogues, a memory archive and the
+                                           memories each dialogue should recall, annotated
 
 Writes pairs.jsonl (remember's admission: set, split, label, a, b) and retrieval.jsonl (search_notes: one record per
-STS file, its sentences as the notes, each pair scored >= 4 a query whose relevant note is its other sentence).
+STS file, its sentences as the notes, each pair scored >= 4 a query whose relevant note is its other sentence; and
+MADial-Bench, its memory archive as the notes, each dialogue up to the turn that should recall them a query).
 
 Splits: a pair is `tune` or `report` by a hash of its set and id, so a threshold tuned on one half is reported on the
-other; retrieval is split by year (2012-2014 tune, 2015-2016 report), a held-out year and mostly held-out genres.
+other; STS retrieval is split by year (2012-2014 tune, 2015-2016 report), a held-out year and mostly held-out
+genres; MADial-Bench dialogues by a hash of their index (the archive is the same memory for both).
 MSRpar is left out everywhere: it is drawn from MRPC, which is reserved for an independent check.
 """
 
@@ -130,9 +135,43 @@ def retrieval_records(raw: Path) -> Iterator[dict[str, Any]]:
                 })  # fmt: skip
         if queries:
             yield {
-                "set": f"sts-{year}-{name}".lower(), "split": "tune" if year in TUNE_YEARS else "report",
+                "set": f"sts-{year}-{name}".lower(), "project": "sts",
+                "split": "tune" if year in TUNE_YEARS else "report",
                 "docs": [{"id": doc_id, "text": text} for text, doc_id in doc_ids.items()], "queries": queries,
             }  # fmt: skip
+
+
+def madial_records(raw: Path) -> Iterator[dict[str, Any]]:
+    """The memory archive as notes ("2023-12-25 · Activity: Bart danced at the Christmas party..."); a query is what
+    was said before the turn that should bring the memories up, and its relevant notes are the annotated ones."""
+    folder = raw / "madial-bench"
+    memories: dict[str, dict[str, Any]] = {}
+    with (folder / "MADial-Bench-en-memory.json").open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                memories.update(json.loads(line))
+    docs = [
+        {"id": f"m{key}", "text": f"{m.get('time', '')} · {m.get('scene', '')}: {m['event']}"}
+        for key, m in memories.items()
+    ]
+    queries: dict[str, list[dict[str, Any]]] = {"tune": [], "report": []}
+    with (folder / "MADial-Bench-en-dialogue.json").open(encoding="utf-8") as lines:
+        for number, line in enumerate(line for line in lines if line.strip()):
+            record = json.loads(line)
+            turn = min(record["test-turn"])
+            said = " ".join(t.strip() for t in record["dialogue"][:turn] if t.strip() not in ("<BOD>", "<EOD>"))
+            relevant = [f"m{i}" for i in record["relevant-id"] if str(i) in memories]
+            if said and relevant:
+                queries[split_of("madial-en", str(number))].append(
+                    {"id": f"q{number}", "question": said, "relevant": relevant, "exclude": []}
+                )
+    for split, asked in queries.items():
+        yield {"set": "madial-en", "project": "madial", "split": split, "docs": docs, "queries": asked}
+
+
+def retrieval(raw: Path) -> Iterator[dict[str, Any]]:
+    yield from retrieval_records(raw)
+    yield from madial_records(raw)
 
 
 def write_jsonl(path: Path, records: Iterator[dict[str, Any]]) -> dict[tuple[str, str, str], int]:
@@ -157,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         yield from breaking_nli_pairs(args.raw)
         yield from hans_mnli_pairs(args.raw)
 
-    for name, records in (("pairs.jsonl", pairs()), ("retrieval.jsonl", retrieval_records(args.raw))):
+    for name, records in (("pairs.jsonl", pairs()), ("retrieval.jsonl", retrieval(args.raw))):
         try:
             counts = write_jsonl(args.out / name, records)
         except FileNotFoundError as missing:

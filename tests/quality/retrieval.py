@@ -1,16 +1,18 @@
-"""search_notes on public human-judged paraphrase retrieval: recall@10 of full-text against hybrid.
+"""search_notes on public human-judged retrieval sets: recall@10 of full-text against hybrid.
 
     python -m tests.quality.retrieval [--data /work/data/quality] [--split report|tune] [--limit 100]
                                       [--weights 0.55] [--json out.json]
 
-The SemEval STS files of a split (forum posts, Q&A answers and questions, headlines, captions, news...) become one
-project memory of about 10k notes, one per distinct sentence. Each query is the second sentence of a pair the
-annotators scored >= 4 of 5; its relevant note is the first sentence, and the query's own note is left out of the
-ranking. Asked with search_notes (limit 10), once by keywords (`fulltext`) and once with semantic: true (`hybrid`,
-for each vector weight given). Reported for all queries and for the reworded ones (the two sentences share less
-than half their words: the same thing said in other words, which is what keywords miss). Sentences of low-scored
-pairs share many words with their partner and stay in as distractors.
-Tune the weight on `tune` (2012-2014), report on `report` (2015-2016).
+Conversational memory: MADial-Bench's memory archive (160 dated events of several people's lives) is one project;
+each query is a dialogue up to the turn where the assistant should bring memories up, and its relevant notes are
+the memories annotators linked to that turn. Paraphrase retrieval: the SemEval STS files of a split (forum posts,
+Q&A answers and questions, headlines, captions, news...) become one project of about 10k notes, one per distinct
+sentence; each query is the second sentence of a pair the annotators scored >= 4 of 5, its relevant note the first
+sentence (the query's own note is left out of the ranking; sentences of low-scored pairs stay in as distractors).
+Reported also for the reworded STS queries (the two sentences share less than half their words).
+Each query is asked with search_notes (limit 10), once by keywords (`fulltext`) and once with semantic: true
+(`hybrid`, for each vector weight given); recall@10 is the share of its relevant notes in the top 10, averaged.
+Tune the weight on `tune` (STS 2012-2014, half the dialogues), report on `report` (STS 2015-2016, the other half).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from tests.quality.harness import DEFAULT_DATA, fresh_services, read_jsonl
 K = 10
 TITLE_WORDS = 8
 REWORDED_OVERLAP = 0.5
-PROJECT = "memory"
+QUERY_CHARS = 500  # a dialogue as a query: its last this many characters (search_notes takes 500 at most)
 
 
 def title_of(text: str) -> str:
@@ -37,23 +39,25 @@ def title_of(text: str) -> str:
     return " ".join(words[:TITLE_WORDS]) + (" …" if len(words) > TITLE_WORDS else "")
 
 
-def run(data: Path, split: str, limit: int | None, weights: list[float]) -> dict[str, Any]:
-    sets = read_jsonl(data / "retrieval.jsonl", split=split, sets=None, limit=None)
+def run(
+    data: Path, split: str, limit: int | None, weights: list[float], only: set[str] | None = None
+) -> dict[str, Any]:
+    sets = read_jsonl(data / "retrieval.jsonl", split=split, sets=only, limit=None)
     modes = ["fulltext", *(f"hybrid@{w}" for w in weights)]
-    groups: dict[str, dict[str, int]] = {}
+    groups: dict[str, dict[str, float]] = {}
     answered_by: dict[str, set[str]] = {mode: set() for mode in modes}
     started = time.perf_counter()
 
-    def count(group: str, mode: str, hit: bool) -> None:
-        row = groups.setdefault(group, {"queries": 0, **dict.fromkeys(modes, 0)})
-        row[mode] += int(hit)
+    def count(group: str, mode: str, recall: float) -> None:
+        row = groups.setdefault(group, {"queries": 0, **dict.fromkeys(modes, 0.0)})
+        row[mode] += recall
 
     with fresh_services("local") as (services, principal):
         doc_of: dict[str, str] = {}
         for record in sets:
             for doc in record["docs"]:
                 view = services.notes.create(
-                    principal, PROJECT, title=title_of(doc["text"]), body=doc["text"], type=NoteType.NOTE
+                    principal, record["project"], title=title_of(doc["text"]), body=doc["text"], type=NoteType.NOTE
                 )
                 doc_of[view.note.id] = f"{record['set']}/{doc['id']}"
         print(f"  {len(doc_of)} notes written, {time.perf_counter() - started:.0f} s", file=sys.stderr)
@@ -62,19 +66,21 @@ def run(data: Path, split: str, limit: int | None, weights: list[float]) -> dict
             for query in queries:
                 relevant = {f"{record['set']}/{d}" for d in query["relevant"]}
                 excluded = {f"{record['set']}/{d}" for d in query["exclude"]}
-                in_groups = ["all", record["set"]] + (["reworded"] if query["overlap"] < REWORDED_OVERLAP else [])
+                overlap = query.get("overlap")
+                reworded = overlap is not None and overlap < REWORDED_OVERLAP
+                in_groups = [f"all {record['project']}", record["set"]] + (["reworded sts"] if reworded else [])
                 for group in in_groups:
-                    groups.setdefault(group, {"queries": 0, **dict.fromkeys(modes, 0)})["queries"] += 1
+                    groups.setdefault(group, {"queries": 0, **dict.fromkeys(modes, 0.0)})["queries"] += 1
                 for mode in modes:
                     semantic = mode != "fulltext"
                     if semantic:
                         hybrid.VECTOR_WEIGHT = float(mode.split("@")[1])
-                    outcome = services.search.run(principal, PROJECT, query["question"], semantic=semantic,
-                                                  limit=K + len(excluded))  # fmt: skip
+                    outcome = services.search.run(principal, record["project"], query["question"][-QUERY_CHARS:],
+                                                  semantic=semantic, limit=K + len(excluded))  # fmt: skip
                     answered_by[mode].add(outcome.mode.value)
                     ranked = [doc_of[h.note.id] for h in outcome.hits if doc_of[h.note.id] not in excluded][:K]
-                    for group in in_groups:
-                        count(group, mode, bool(relevant & set(ranked)))
+                    for group in in_groups:  # recall: the share of the query's relevant notes in its top 10
+                        count(group, mode, len(relevant & set(ranked)) / len(relevant))
             print(f"  {record['set']}: {len(queries)} queries, {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return {
         "split": split, "notes": len(doc_of),
@@ -92,14 +98,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=["tune", "report"], default="report")
     parser.add_argument("--limit", type=int, default=None, help="At most this many queries per set.")
     parser.add_argument("--weights", default=str(hybrid.VECTOR_WEIGHT), help="Vector weights to try, comma-separated.")
+    parser.add_argument("--sets", default="", help="Comma-separated set names (default: all).")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
-    result = run(args.data, args.split, args.limit, [float(w) for w in args.weights.split(",")])
+    only = {s for s in args.sets.split(",") if s} or None
+    result = run(args.data, args.split, args.limit, [float(w) for w in args.weights.split(",")], only)
     recall = result["recall_at_10"]
-    modes = [m for m in recall["all"] if m != "queries"]
-    print(f"search_notes recall@{K}, split {result['split']}: one project of {result['notes']} notes")
+    modes = [m for m in next(iter(recall.values())) if m != "queries"]
+    print(f"search_notes recall@{K}, split {result['split']}: {result['notes']} notes")
     print(f"  {'queries':30} {'n':>6} " + " ".join(f"{m:>12}" for m in modes) + "   best gain")
-    order = ["all", "reworded", *sorted(g for g in recall if g not in ("all", "reworded"))]
+    firsts = [g for g in ("all madial", "all sts", "reworded sts") if g in recall]
+    order = [*firsts, *sorted(g for g in recall if g not in firsts)]
     for group in order:
         row = recall[group]
         gain = max(row[m] for m in modes[1:]) - row["fulltext"] if len(modes) > 1 else 0.0

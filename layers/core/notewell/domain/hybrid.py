@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-VECTOR_WEIGHT = 0.7
+VECTOR_WEIGHT = 0.85
 
 
 @dataclass(frozen=True, slots=True)
