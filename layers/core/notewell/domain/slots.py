@@ -13,6 +13,7 @@ these checks say which values each claim holds and whether one was swapped for a
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -72,6 +73,20 @@ def _headline(text: str) -> bool:
     return len(longer) >= 3 and sum(w[0].isupper() for w in longer) >= HEADLINE_CAPITALS * len(longer)
 
 
+SENTENCE_REACH = 64
+
+
+def _at_sentence_start(text: str, start: int) -> bool:
+    """Whether the word at `start` opens a sentence, a list item or a parenthesis. Looks back SENTENCE_REACH
+    characters, not the whole text (a long note has many capitals); blanks and bullets only within reach are
+    decided on the whole text, since they may open it."""
+    window = text[max(0, start - SENTENCE_REACH) : start]
+    if start > SENTENCE_REACH and not window.strip(" \t\n-*#>("):
+        window = text[:start]
+    return bool(_SENTENCE_START.search(window))
+
+
+@functools.lru_cache(maxsize=1_024)  # remember reads the same content against every candidate
 def values(text: str) -> Values:
     names: set[str] = set()
     numbers: set[str] = set()
@@ -90,7 +105,7 @@ def values(text: str) -> Values:
         if token[0].isupper():
             capitalised.add(token.casefold())
         inner_capital = any(ch.isupper() for ch in token[1:])  # GraphQL, MySQL, REST, SQLite, iOS
-        mid_sentence_capital = token[0].isupper() and not headline and not _SENTENCE_START.search(text[: match.start()])
+        mid_sentence_capital = token[0].isupper() and not headline and not _at_sentence_start(text, match.start())
         if inner_capital or mid_sentence_capital:
             names.add(token.casefold())
     return Values(frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised), headline)
@@ -143,6 +158,7 @@ class SlotChange:
         return self.names_swapped or self.numbers_swapped or self.antonym_flipped
 
 
+@functools.lru_cache(maxsize=256)  # judged, and weighed beforehand, for the same pairs
 def changed_slots(old: str, new: str) -> SlotChange:
     """How `new` changes the slots of `old`."""
     a, b = values(old), values(new)

@@ -4,17 +4,25 @@ tokenizer: in-process ranking (DynamoDB) then matches the word forms full-text s
 
 from __future__ import annotations
 
-_STEP2 = (
+import functools
+
+_STEP2: tuple[tuple[str, str], ...] = (
     ("ational", "ate"), ("tional", "tion"), ("enci", "ence"), ("anci", "ance"), ("izer", "ize"), ("bli", "ble"),
     ("alli", "al"), ("entli", "ent"), ("eli", "e"), ("ousli", "ous"), ("ization", "ize"), ("ation", "ate"),
     ("ator", "ate"), ("alism", "al"), ("iveness", "ive"), ("fulness", "ful"), ("ousness", "ous"), ("aliti", "al"),
     ("iviti", "ive"), ("biliti", "ble"), ("logi", "log"),
 )  # fmt: skip
-_STEP3 = (("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""))
-_STEP4 = (
+_STEP3: tuple[tuple[str, str], ...] = (
+    ("icate", "ic"), ("ative", ""), ("alize", "al"), ("iciti", "ic"), ("ical", "ic"), ("ful", ""), ("ness", ""),
+)  # fmt: skip
+_STEP4: tuple[str, ...] = (
     "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent", "ion", "ou", "ism", "ate", "iti",
     "ous", "ive", "ize",
 )  # fmt: skip
+# Longest suffix first, once (the steps try only the longest that matches); sorted() keeps ties in table order.
+_STEP2 = tuple(sorted(_STEP2, key=lambda rule: -len(rule[0])))
+_STEP3 = tuple(sorted(_STEP3, key=lambda rule: -len(rule[0])))
+_STEP4 = tuple(sorted(_STEP4, key=len, reverse=True))
 
 
 def _consonant(word: str, i: int) -> bool:
@@ -64,7 +72,7 @@ def _cvc(word: str) -> bool:
 
 def _replace_longest(word: str, rules: tuple[tuple[str, str], ...], min_measure: int) -> str:
     # Only the longest matching suffix is considered; when its condition fails the word is left as it is.
-    for suffix, replacement in sorted(rules, key=lambda rule: -len(rule[0])):
+    for suffix, replacement in rules:  # the rule tables are sorted longest suffix first
         if word.endswith(suffix):
             stem = word[: -len(suffix)]
             return stem + replacement if _measure(stem) > min_measure else word
@@ -92,7 +100,7 @@ def _step1ab(word: str) -> str:
 
 
 def _step4(word: str) -> str:
-    for suffix in sorted(_STEP4, key=len, reverse=True):
+    for suffix in _STEP4:  # sorted longest first
         if word.endswith(suffix):
             stem = word[: -len(suffix)]
             if _measure(stem) > 1 and (suffix != "ion" or stem.endswith(("s", "t"))):
@@ -112,6 +120,7 @@ def _step5(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=65_536)  # a project's vocabulary is small; remember stems the same words over and over
 def stem(word: str) -> str:
     """The Porter stem of a lower-case word; words of one or two letters, and words that are not plain ASCII
     letters, are left as they are."""
