@@ -389,3 +389,37 @@ def test_every_word_the_splitter_sees_is_a_term_the_index_holds_for_that_text(tm
 )
 def test_words_split_as_the_full_text_index_splits(text: str, expected: list[str]) -> None:
     assert rules.words(text) == expected
+
+
+# ----- candidates: remember's cheaper ranking -----------------------------------------------------------------
+
+
+def test_candidates_rank_the_closest_notes_first_and_keep_to_project_filters_and_live_notes(
+    store: SqliteStore, index: SqliteFullTextIndex
+) -> None:
+    add(
+        store,
+        make_note(1, "Payments retry", "payments retry with exponential backoff"),
+        make_note(2, "Retry", "retry"),
+        make_note(3, "Unrelated", "dashboards"),
+        make_note(4, "Payments retry gone", "payments retry with exponential backoff", deleted_at=T0),
+        make_note(5, "Payments retry elsewhere", "payments retry exponential backoff", project_id="prj_two"),
+        make_note(6, "Payments retry other tenant", "payments retry exponential backoff", workspace_id="ws_beta"),
+        make_note(7, "Payments retry fact", "payments retry exponential backoff", type=NoteType.FACT),
+    )
+    plain_notes = SearchFilters(types=frozenset({NoteType.NOTE}))
+
+    assert ids(index.candidates(WS, PROJECT, "payments exponential retry", plain_notes, 10)) == ["1", "2"]
+    assert set(ids(index.candidates(WS, PROJECT, "payments exponential retry", NO_FILTERS, 10))) == {"1", "2", "7"}
+    assert ids(index.candidates(WS, PROJECT, "payments exponential retry", NO_FILTERS, 1)) in (["1"], ["7"])
+    assert index.candidates(WS, PROJECT, "", NO_FILTERS, 10) == []
+
+
+def test_candidates_raise_search_unavailable_when_the_index_is_gone(
+    store: SqliteStore, index: SqliteFullTextIndex
+) -> None:
+    add(store, make_note(1, "Indexed", "text"))
+    store.connection().execute("DROP TABLE notes_fts")
+
+    with pytest.raises(SearchUnavailableError):
+        index.candidates(WS, PROJECT, "indexed", NO_FILTERS, 10)

@@ -295,6 +295,20 @@ class SearchIndex(Protocol):
         ...
 
 
+@runtime_checkable
+class CandidateIndex(Protocol):
+    def candidates(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[SearchHit]:
+        """Notes worth comparing with new content, best first, ranked by the index's own statistics: a cheaper
+        ranking than `search`'s, for remember's candidates and a new note's neighbours.
+
+        Raises:
+            SearchUnavailableError: the index cannot answer; the caller falls back.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class NoteVector:
     """A note's meaning as one model saw it, at one version of the note."""

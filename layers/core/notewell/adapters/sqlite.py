@@ -344,6 +344,14 @@ _WORD_SCORES = f"""SELECT n.seq, n.id, bm25(notes_fts, {BM25_WEIGHTS}), d.sz, {_
     FROM notes_fts CROSS JOIN notes AS n ON n.seq = notes_fts.rowid CROSS JOIN notes_fts_docsize AS d ON d.id = n.seq
     WHERE notes_fts MATCH :phrase AND n.workspace_id = :workspace AND n.project_id = :project
         AND n.deleted_at IS NULL"""
+# remember's candidates: FTS5 ranks the matches itself, in C, by its table-wide statistics. The ranking only
+# chooses which notes get compared, so the project-scoped BM25 of search_notes (a Python pass over every match of
+# every term, which grows with the project) is not worth its cost here.
+_CANDIDATES = f"""SELECT {_N_NOTE_COLUMNS}, -bm25(notes_fts, {BM25_WEIGHTS}) AS score
+    FROM notes_fts CROSS JOIN notes AS n ON n.seq = notes_fts.rowid
+    WHERE notes_fts MATCH :match AND n.workspace_id = :workspace AND n.project_id = :project
+        AND n.deleted_at IS NULL AND {_FILTERS}
+    ORDER BY bm25(notes_fts, {BM25_WEIGHTS}), n.id LIMIT :limit"""
 # The winners' rows, and their snippets (one rowid lookup each; CROSS JOIN keeps that order).
 _HIT_ROWS = f"""SELECT top.value, {_N_NOTE_COLUMNS}
     FROM json_each(:seqs) AS top CROSS JOIN notes AS n ON n.seq = top.value"""
@@ -1176,6 +1184,27 @@ class SqliteFullTextIndex:
         for seq, _, score in ranked:
             note = _note_from_row(rows[seq])
             hits.append(SearchHit(note, score, rules.excerpt(snippets.get(seq) or note.body, SNIPPET_CHARS)))
+        return hits
+
+    def candidates(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[SearchHit]:
+        words = _query_terms(query)
+        if not words or limit <= 0:
+            return []
+        params: dict[str, object] = {
+            "workspace": workspace_id, "project": project_id, "match": _any_of(words), "limit": limit,
+            "types": _json(sorted(filters.types)), "statuses": _json(sorted(filters.statuses)),
+            "tags": _json(sorted(filters.tags)),
+        }  # fmt: skip
+        try:
+            rows = self._store.connection().execute(_CANDIDATES, params).fetchall()
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
+        hits = []
+        for row in rows:
+            note = _note_from_row(row[:-1])
+            hits.append(SearchHit(note, round(float(row[-1]), 6), rules.excerpt(note.body, SNIPPET_CHARS)))
         return hits
 
     def _project_size(self, connection: sqlite3.Connection, params: dict[str, object]) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from notewell.domain import hybrid, ranking
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import Note, Principal, SearchFilters, SearchHit
-from notewell.ports import SearchIndex, SearchUnavailableError
+from notewell.ports import CandidateIndex, SearchIndex, SearchUnavailableError
 from notewell.services.access import Deps, visible_project
 
 if TYPE_CHECKING:
@@ -100,10 +100,16 @@ class SearchService:
         keyword = self._keyword(ws, target.id, text, filters, limit)
         return SearchOutcome(keyword.hits, keyword.mode, True, fallback)
 
-    def _keyword(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> _Keyword:
+    def _keyword(
+        self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, *, candidates: bool = False
+    ) -> _Keyword:
         # A full-text index ranks the whole project; the in-process scan only the most recent SCAN_LIMIT notes.
+        # `candidates`: notes to compare with new content, where the index's cheaper ranking will do.
         if self._fulltext is not None:
             try:
+                if candidates and isinstance(self._fulltext, CandidateIndex):
+                    found = self._fulltext.candidates(ws, project_id, text, filters, limit)
+                    return _Keyword(found, SearchMode.FULLTEXT)
                 return _Keyword(self._fulltext.search(ws, project_id, text, filters, limit), SearchMode.FULLTEXT)
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; falling back to substring search")
@@ -116,8 +122,9 @@ class SearchService:
             return self._substring(ws, project_id, text, filters, limit)
 
     def _hybrid(
-        self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, vector: Vector | None = None
-    ) -> SearchOutcome:
+        self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, vector: Vector | None = None,
+        *, candidates: bool = False,
+    ) -> SearchOutcome:  # fmt: skip
         """Both legs fused; the vector leg alone when the keyword leg fails. Raises SearchUnavailableError when
         there is no vector leg (no embedder, no vector index, or either failed)."""
         meaning = self._meaning
@@ -128,7 +135,7 @@ class SearchService:
         pool = max(HYBRID_POOL, HYBRID_POOL_FACTOR * limit)
         vector = vector if vector is not None else meaning.embed_one(text)
         nearest = meaning.nearest(ws, project_id, vector, pool)
-        keyword: _Keyword | None = self._keyword(ws, project_id, text, filters, pool)
+        keyword: _Keyword | None = self._keyword(ws, project_id, text, filters, pool, candidates=candidates)
         if keyword is not None and keyword.mode is SearchMode.SUBSTRING:
             keyword = None  # the keyword index is down: substring matches carry no ranking worth fusing
         keyword_hits = keyword.hits if keyword is not None else []
@@ -193,7 +200,7 @@ class SearchService:
             return []
         if self._meaning is not None and self._meaning.searchable:
             try:
-                outcome = self._hybrid(workspace_id, project_id, query, filters, limit, vector)
+                outcome = self._hybrid(workspace_id, project_id, query, filters, limit, vector, candidates=True)
                 return [(h.note, h.score) for h in outcome.hits]
             except SearchUnavailableError as exc:
                 logger.warning("vector leg unavailable (%s); comparing by keywords", exc)
@@ -201,7 +208,11 @@ class SearchService:
             return []
         if self._fulltext is not None:
             try:
-                hits = self._fulltext.search(workspace_id, project_id, query, filters, limit)
+                index = self._fulltext
+                if isinstance(index, CandidateIndex):
+                    hits = index.candidates(workspace_id, project_id, query, filters, limit)
+                else:
+                    hits = index.search(workspace_id, project_id, query, filters, limit)
                 return [(h.note, h.score) for h in hits]
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; comparing against recent notes instead")
