@@ -1146,6 +1146,17 @@ def _read_snapshot(connection: sqlite3.Connection) -> Iterator[None]:
             connection.execute("COMMIT")
 
 
+def _scope(workspace_id: str, project_id: str, filters: SearchFilters) -> dict[str, object]:
+    """The parameters every search statement filters by: the project and the caller's filters."""
+    return {
+        "workspace": workspace_id,
+        "project": project_id,
+        "types": _json(sorted(filters.types)),
+        "statuses": _json(sorted(filters.statuses)),
+        "tags": _json(sorted(filters.tags)),
+    }
+
+
 class SqliteFullTextIndex:
     """SearchIndex over the store's FTS5 table (kept in sync by triggers, so it never lags a commit); scores use
     the statistics of the searched project only, so other projects and workspaces never move them."""
@@ -1160,13 +1171,7 @@ class SqliteFullTextIndex:
         words = _query_terms(query)
         if not words or limit <= 0:
             return []
-        params: dict[str, object] = {
-            "workspace": workspace_id,
-            "project": project_id,
-            "types": _json(sorted(filters.types)),
-            "statuses": _json(sorted(filters.statuses)),
-            "tags": _json(sorted(filters.tags)),
-        }
+        params = _scope(workspace_id, project_id, filters)
         try:
             connection = self._store.connection()
             with _read_snapshot(connection):
@@ -1192,11 +1197,7 @@ class SqliteFullTextIndex:
         words = _query_terms(query)
         if not words or limit <= 0:
             return []
-        params: dict[str, object] = {
-            "workspace": workspace_id, "project": project_id, "match": _any_of(words), "limit": limit,
-            "types": _json(sorted(filters.types)), "statuses": _json(sorted(filters.statuses)),
-            "tags": _json(sorted(filters.tags)),
-        }  # fmt: skip
+        params = {**_scope(workspace_id, project_id, filters), "match": _any_of(words), "limit": limit}
         try:
             rows = self._store.connection().execute(_CANDIDATES, params).fetchall()
         except sqlite3.Error as exc:
