@@ -82,12 +82,18 @@ def machine_busy_cpu_seconds() -> float:
     return (user + nice + system + irq + softirq + steal) / _CLOCK_TICKS
 
 
-def _wait_for_port(port: int, deadline: float) -> None:
+def wait_for_port(
+    port: int, deadline: float, process: subprocess.Popen[str] | None = None, interval: float = 0.05
+) -> None:
+    """Poll until something accepts connections on `port` (every `interval` s: the granularity of a start-up time
+    measured with it), or raise ServerStartError at `deadline` (time.monotonic) or when `process` has exited."""
     while time.monotonic() < deadline:
         with socket.socket() as sock:
             if sock.connect_ex((HOST, port)) == 0:
                 return
-        time.sleep(0.05)
+        if process is not None and process.poll() is not None:
+            break
+        time.sleep(interval)
     raise ServerStartError(f"notewell serve did not accept connections on {HOST}:{port} in time")
 
 
@@ -126,7 +132,7 @@ def serve(data_dir: Path, home: Path) -> Iterator[Served]:
                 )
         match = _KEY.search("".join(printed))
         assert match is not None
-        _wait_for_port(port, deadline)
+        wait_for_port(port, deadline)
         yield Served(process, f"http://{HOST}:{port}/mcp", match.group(1), printed)
     finally:
         process.terminate()

@@ -24,9 +24,7 @@ import importlib.metadata
 import json
 import os
 import platform
-import random
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,7 +41,7 @@ from notewell.config import EmbedderChoice, Settings
 from notewell.domain.model import Plan
 from tests.bench.common import PROJECT, log, table, timed_rounds
 from tests.bench.corpus import Corpus
-from tests.bench.local_server import HOST, Served, free_port
+from tests.bench.local_server import HOST, Served, free_port, wait_for_port
 from tests.bench.portability import export_file
 from tests.bench.remember import KINDS, bench_remember
 from tests.bench.run import mcp_client, tool_caller
@@ -129,13 +127,7 @@ def started_server(data_dir: Path, embedder: EmbedderChoice, home: Path) -> Iter
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env)
     try:
-        while True:
-            with socket.socket() as sock:
-                if sock.connect_ex((HOST, port)) == 0:
-                    break
-            if process.poll() is not None or time.perf_counter() - started > START_TIMEOUT_S:
-                raise RuntimeError(f"notewell serve did not start on {data_dir}")
-            time.sleep(0.01)
+        wait_for_port(port, time.monotonic() + START_TIMEOUT_S, process, interval=0.01)
         accepting = time.perf_counter() - started
         yield Served(process, f"http://{HOST}:{port}/mcp", ""), accepting
     finally:
@@ -330,5 +322,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    random.seed(0)
     sys.exit(main())
