@@ -5,15 +5,22 @@ place), a paraphrase is a duplicate, and get_context never shows two contradicti
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pytest
 
+from notewell.adapters.hash_embedder import HashEmbedder
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import EmbedderChoice, Settings
 from notewell.domain.model import NoteType, Principal
 from notewell.ports import Store
 from notewell.services.memory import RememberRequest, RememberStatus
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from notewell.ports import Vector
 
 POSTGRES = "We use PostgreSQL 16 as the primary database for orders; tests run against SQLite."
 
@@ -69,3 +76,32 @@ def test_a_paraphrase_is_a_duplicate_by_meaning(services: Services, me: Principa
     assert remember(services, me, "Orders are stored in Postgres (v16); tests run against SQLite.") is (
         RememberStatus.DUPLICATE
     )
+
+
+class CountingEmbedder(HashEmbedder):
+    """The deterministic test embedder, counting the texts it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[Vector]:
+        self.texts.extend(texts)
+        return super().embed(texts, timeout=timeout)
+
+
+def test_an_exact_repeat_is_a_duplicate_before_the_model_runs(store: Store, clock: FixedClock) -> None:
+    embedder = CountingEmbedder()
+    services = bootstrap(Settings(), store=store, clock=clock, embedder=embedder)
+    workspace = services.auth.create_workspace("acme")
+    me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert me is not None
+    first = services.memory.remember(me, RememberRequest("orders", POSTGRES))
+    assert first.status is RememberStatus.CREATED and embedder.texts
+    embedder.texts.clear()
+    again = services.memory.remember(me, RememberRequest("orders", POSTGRES.replace(" ", "  ") + "\n"))
+    assert again.status is RememberStatus.DUPLICATE
+    assert again.note is not None and first.note is not None and again.note.note.id == first.note.note.id
+    assert embedder.texts == []  # a repeat word for word costs no embedding
+    changed = services.memory.remember(me, RememberRequest("orders", POSTGRES.replace("16", "17")))
+    assert changed.status is RememberStatus.CONFLICT and embedder.texts  # anything else is weighed by the model

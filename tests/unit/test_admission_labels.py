@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from notewell.domain.admission import Verdict, derive_title, judge
+from notewell.domain.admission import Verdict, derive_title, judge, weighing_matters
 from tests.unit.admission_labels import COSINE, LABELLED, PHRASE_COSINE, replacements_of_pair
 
 CONTRADICTIONS = ("reversal", "negation", "changed_number", "swapped_value")
@@ -112,6 +112,34 @@ def test_the_recorded_cosines_are_what_the_packaged_model_gives() -> None:
     for (old, new), cosine in list(PHRASE_COSINE.items())[::5]:
         a, b = model.embed([old, new])
         assert sum(x * y for x, y in zip(a, b, strict=True)) == pytest.approx(cosine, abs=0.002)
+
+
+# Every labelled pair against the new text of another: mostly texts about other things, some sharing words.
+CROSSED = [(old, LABELLED[(i * 7 + 3) % len(LABELLED)][2]) for i, (_, old, _, _) in enumerate(LABELLED)]
+
+
+@pytest.mark.parametrize("meaning", [None, 0.2, 0.5, 0.69, 0.75, 0.9])
+def test_texts_out_of_reach_are_unrelated_whatever_their_phrases_weigh(meaning: float | None) -> None:
+    """judge() stops early for texts out of each other's reach, and remember skips weighing their phrases
+    (weighing_matters): neither may change a verdict, whatever the phrases weigh (a synonym, another value,
+    between) or if they were never weighed."""
+    out_of_reach = 0
+    for old, new in [*((old, new) for _, old, new, _ in LABELLED), *CROSSED]:
+        pairs = replacements_of_pair(old, new)
+        for weights in ({}, *({p: weight for p in pairs} for weight in (0.1, 0.65, 0.9))):
+            full = judge(old, new, meaning, weights, shortcut=False)[0]
+            assert judge(old, new, meaning, weights)[0] is full, (old, new, weights)
+            if not weighing_matters(old, new, meaning):
+                assert full is judge(old, new, meaning, {}, shortcut=False)[0] is Verdict.UNRELATED, (old, new)
+        out_of_reach += not weighing_matters(old, new, meaning)
+    if meaning is None or meaning < 0.7:
+        assert out_of_reach >= len(CROSSED) // 2  # most candidates about other things are spared the slot analysis
+
+
+def test_the_labelled_pairs_that_need_their_phrases_weighed_get_them() -> None:
+    for label, old, new, _ in LABELLED:
+        if label in ("synonym", "swapped_value"):
+            assert weighing_matters(old, new, COSINE[(old, new)]), (old, new)
 
 
 def test_every_weighed_phrase_has_its_recorded_cosine() -> None:

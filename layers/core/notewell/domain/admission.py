@@ -76,11 +76,21 @@ def comparable_text(note: Note) -> str:
 
 
 def judge(
-    old: str, new: str, meaning: float | None = None, replacements: Mapping[tuple[str, str], float] | None = None
+    old: str,
+    new: str,
+    meaning: float | None = None,
+    replacements: Mapping[tuple[str, str], float] | None = None,
+    *,
+    shortcut: bool = True,
 ) -> tuple[Verdict, Comparison]:
     """`meaning`: the cosine of the two texts' embeddings; `replacements`: the cosine of each phrase pair of
-    replacements_of(old, new), where a model weighed them. Without either, the word rules decide alone."""
+    replacements_of(old, new), where a model weighed them. Without either, the word rules decide alone.
+    `shortcut=False` runs every rule even for texts out of each other's reach (tests check it changes nothing)."""
     c = compare(old, new)
+    if shortcut and not _within_reach(
+        c, meaning
+    ):  # nothing below can fire: spare the slot analysis of a long unrelated note
+        return Verdict.UNRELATED, c
     slots = changed_slots(old, new)
     swapped, unsure = _weigh_replacements(slots, meaning, replacements)
     if slots.names_swapped and replacements is not None and _renamed_alike(slots, replacements):
@@ -146,13 +156,46 @@ def _renamed_alike(slots: SlotChange, weights: Mapping[tuple[str, str], float]) 
     )
 
 
-def replacements_of(content: str, candidates: Sequence[Note]) -> set[tuple[str, str]]:
-    """The phrase and name pairs a model should weigh before admit() judges `content` against `candidates`."""
+def replacements_of(
+    content: str, candidates: Sequence[Note], meaning: Mapping[str, float] | None = None
+) -> set[tuple[str, str]]:
+    """The phrase and name pairs a model should weigh before admit() judges `content` against `candidates`: only
+    those of candidates whose verdict they can change (see weighing_matters)."""
     pairs: set[tuple[str, str]] = set()
     for note in candidates:
-        slots = changed_slots(comparable_text(note), content)
-        pairs.update(slots.replacements, slots.renamed)
+        old = comparable_text(note)
+        if weighing_matters(old, content, (meaning or {}).get(note.id)):
+            slots = changed_slots(old, content)
+            pairs.update(slots.replacements, slots.renamed)
     return pairs
+
+
+def weighing_matters(old: str, new: str, meaning: float | None) -> bool:
+    """Whether judge(old, new, meaning, replacements) can depend on `replacements`: only when the two texts pass
+    one of its gates (a duplicate or restatement by words, a swap between texts that share their words, or texts
+    on the same topic). Elsewhere the verdict is 'unrelated' whatever the weights, so remember does not pay the
+    model for phrases of notes about something else."""
+    return _within_reach(compare(old, new), meaning)
+
+
+def _within_reach(c: Comparison, meaning: float | None) -> bool:
+    """Whether the texts pass a gate of judge() beyond 'unrelated': the same topic by meaning, a swap's shared words
+    (looser than an altered claim's and a reversal's), or a duplicate's or restatement's wording."""
+    return (
+        (meaning is not None and meaning >= TOPIC_MEANING)
+        or (c.overlap >= SWAP_OVERLAP and c.jaccard >= SWAP_JACCARD)
+        or c.similarity >= DUPLICATE_SIMILARITY
+        or (c.novelty <= DUPLICATE_MAX_NOVELTY and not c.longer)
+        or (c.content_novelty <= DUPLICATE_MAX_NEW_WORDS and c.content_coverage >= DUPLICATE_MIN_KEPT_WORDS)
+        or (c.longer and c.coverage >= RESTATEMENT_COVERAGE and c.similarity >= RESTATEMENT_SIMILARITY)
+    )
+
+
+def exact_repeat(content: str, candidates: Sequence[Note]) -> Note | None:
+    """The first candidate whose text is `content` word for word (spacing aside): a duplicate before any model
+    or comparison runs."""
+    wanted = content.split()
+    return next((note for note in candidates if comparable_text(note).split() == wanted), None)
 
 
 def admit(

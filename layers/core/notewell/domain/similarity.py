@@ -10,6 +10,7 @@ reports those explicitly.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -134,6 +135,7 @@ def _stems(words: list[str]) -> list[str]:
     return [w if w in STOPWORDS or w in NEGATIONS or _NUMBER.search(w) else stem(w) for w in words]
 
 
+@functools.lru_cache(maxsize=256)  # admission gates a pair before it judges it
 def compare(old: str, new: str) -> Comparison:
     old_words, new_words = tokens(old), tokens(new)
     if not old_words or not new_words:

@@ -15,11 +15,12 @@ from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Princip
 from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError
 from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
 from notewell.services.notes import NoteService, NoteView, request_hash
+from notewell.services.search import related_pool
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from notewell.domain.model import IdempotencyRecord
+    from notewell.domain.model import IdempotencyRecord, SearchHit
     from notewell.ports import Vector
     from notewell.services.search import SearchService
 
@@ -185,25 +186,18 @@ class MemoryService:
         hashed: str | None,
     ) -> RememberOutcome:
         ws = principal.workspace_id
-        vector = self._vector_of(embedding_text(title, content))
-        candidates = [
-            note
-            for note in self._search.related(
-                ws, project.id, admission.candidate_query(content), CANDIDATES, vector=vector
-            )
-            if note.status in CANDIDATE_STATUSES and note.id not in superseded
-        ]
-        meaning = self._search.meaning
-        similarities = meaning.similarities(ws, vector, candidates) if meaning and vector is not None else None
-        # Phrases put in place of others, and names changed, weighed by the model: a synonym or another value.
-        replacements = (
-            meaning.pair_similarities(admission.replacements_of(content, candidates))
-            if meaning and similarities is not None
-            else None
+        query = admission.candidate_query(content)
+        keyword_hits = self._search.related_keyword(ws, project.id, query, related_pool(CANDIDATES))
+        repeated = admission.exact_repeat(
+            content,
+            [h.note for h in keyword_hits if h.note.status in CANDIDATE_STATUSES and h.note.id not in superseded],
         )
-        judgement = admission.admit(
-            content, candidates, allow_conflicts=request.force, meaning=similarities, replacements=replacements
-        )
+        vector: Vector | None = None
+        if repeated is not None:  # known word for word: no model, no comparison
+            judgement = admission.Judgement(Verdict.DUPLICATE, repeated, None)
+        else:
+            vector = self._vector_of(embedding_text(title, content))
+            judgement = self._judge(ws, project, request, content, query, keyword_hits, vector, superseded)
         existing = judgement.note
         key = request.idempotency_key
 
@@ -231,6 +225,29 @@ class MemoryService:
             message += " Read the neighbours: if one disagrees, supersede it or mark the pair disputed."
         return RememberOutcome(
             RememberStatus.CREATED, NoteView(note, project.slug), None, neighbours, review, message=message
+        )
+
+    def _judge(
+        self, ws: str, project: Project, request: RememberRequest, content: str, query: str,
+        keyword_hits: Sequence[SearchHit], vector: Vector | None, superseded: list[str],
+    ) -> admission.Judgement:  # fmt: skip
+        candidates = [
+            note
+            for note in self._search.related(
+                ws, project.id, query, CANDIDATES, vector=vector, keyword_hits=keyword_hits
+            )
+            if note.status in CANDIDATE_STATUSES and note.id not in superseded
+        ]
+        meaning = self._search.meaning
+        similarities = meaning.similarities(ws, vector, candidates) if meaning and vector is not None else None
+        # Phrases put in place of others, and names changed, weighed by the model: a synonym or another value.
+        replacements = (
+            meaning.pair_similarities(admission.replacements_of(content, candidates, similarities))
+            if meaning and similarities is not None
+            else None
+        )
+        return admission.admit(
+            content, candidates, allow_conflicts=request.force, meaning=similarities, replacements=replacements
         )
 
     def _vector_of(self, text: str) -> Vector | None:

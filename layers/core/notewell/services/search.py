@@ -19,6 +19,8 @@ from notewell.ports import CandidateIndex, SearchIndex, SearchUnavailableError
 from notewell.services.access import Deps, visible_project
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from notewell.ports import Vector
     from notewell.services.meaning import Meaning
 
@@ -123,19 +125,24 @@ class SearchService:
 
     def _hybrid(
         self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, vector: Vector | None = None,
-        *, candidates: bool = False,
+        *, candidates: bool = False, keyword_hits: Sequence[SearchHit] | None = None,
     ) -> SearchOutcome:  # fmt: skip
         """Both legs fused; the vector leg alone when the keyword leg fails. Raises SearchUnavailableError when
-        there is no vector leg (no embedder, no vector index, or either failed)."""
+        there is no vector leg (no embedder, no vector index, or either failed). `keyword_hits`: the keyword leg,
+        when the caller already ran it (at least the pool's size)."""
         meaning = self._meaning
         if meaning is None:
             raise SearchUnavailableError("No embedding model is configured, so there is no vector search.")
         if not meaning.searchable:
             raise SearchUnavailableError("This store keeps no note vectors, so there is no vector search.")
-        pool = max(HYBRID_POOL, HYBRID_POOL_FACTOR * limit)
+        pool = related_pool(limit)
         vector = vector if vector is not None else meaning.embed_one(text)
         nearest = meaning.nearest(ws, project_id, vector, pool)
-        keyword: _Keyword | None = self._keyword(ws, project_id, text, filters, pool, candidates=candidates)
+        keyword: _Keyword | None = (
+            _Keyword(list(keyword_hits), SearchMode.FULLTEXT)
+            if keyword_hits is not None
+            else self._keyword(ws, project_id, text, filters, pool, candidates=candidates)
+        )
         if keyword is not None and keyword.mode is SearchMode.SUBSTRING:
             keyword = None  # the keyword index is down: substring matches carry no ranking worth fusing
         keyword_hits = keyword.hits if keyword is not None else []
@@ -173,10 +180,12 @@ class SearchService:
         *,
         scan_limit: int = RELATED_SCAN_LIMIT,
         vector: Vector | None = None,
+        keyword_hits: Sequence[SearchHit] | None = None,
     ) -> list[Note]:
         """The notes of a project that best match `query` (live ones only), for comparison with new content."""
         return [note for note, _ in self.related_scored(
-            workspace_id, project_id, query, limit, filters, scan_limit=scan_limit, vector=vector
+            workspace_id, project_id, query, limit, filters, scan_limit=scan_limit, vector=vector,
+            keyword_hits=keyword_hits,
         )]  # fmt: skip
 
     def related_scored(
@@ -189,34 +198,61 @@ class SearchService:
         *,
         scan_limit: int = RELATED_SCAN_LIMIT,
         vector: Vector | None = None,
+        keyword_hits: Sequence[SearchHit] | None = None,
     ) -> list[tuple[Note, float]]:
         """`related` with each note's score, best first (fused when hybrid, else keyword scores).
 
         Both legs when a vector leg exists (`vector`: the caller's vector of the content, else `query` is
         embedded); always an index query or the bounded recent-notes scan, never a read of the whole project.
+        `keyword_hits`: related_keyword's answer for the same query with at least `related_pool(limit)` hits, when
+        the caller has it already.
         """
         filters = filters or SearchFilters()
         if not query.strip() and vector is None:
             return []
         if self._meaning is not None and self._meaning.searchable:
             try:
-                outcome = self._hybrid(workspace_id, project_id, query, filters, limit, vector, candidates=True)
+                outcome = self._hybrid(
+                    workspace_id, project_id, query, filters, limit, vector, candidates=True, keyword_hits=keyword_hits
+                )
                 return [(h.note, h.score) for h in outcome.hits]
             except SearchUnavailableError as exc:
                 logger.warning("vector leg unavailable (%s); comparing by keywords", exc)
+        hits = (
+            keyword_hits
+            if keyword_hits is not None
+            else self.related_keyword(workspace_id, project_id, query, limit, filters, scan_limit=scan_limit)
+        )
+        return [(h.note, h.score) for h in hits[:limit]]
+
+    def related_keyword(
+        self,
+        workspace_id: str,
+        project_id: str,
+        query: str,
+        limit: int,
+        filters: SearchFilters | None = None,
+        *,
+        scan_limit: int = RELATED_SCAN_LIMIT,
+    ) -> list[SearchHit]:
+        """The keyword leg of `related` alone: the index's cheap candidate ranking, else the recent-notes scan."""
+        filters = filters or SearchFilters()
         if not query.strip():
             return []
         if self._fulltext is not None:
             try:
                 index = self._fulltext
                 if isinstance(index, CandidateIndex):
-                    hits = index.candidates(workspace_id, project_id, query, filters, limit)
-                else:
-                    hits = index.search(workspace_id, project_id, query, filters, limit)
-                return [(h.note, h.score) for h in hits]
+                    return index.candidates(workspace_id, project_id, query, filters, limit)
+                return index.search(workspace_id, project_id, query, filters, limit)
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; comparing against recent notes instead")
         notes = [
             n for n in self._deps.store.project_notes(workspace_id, project_id, limit=scan_limit) if filters.admits(n)
         ]
-        return [(h.note, h.score) for h in ranking.bm25(notes, query, limit)]
+        return ranking.bm25(notes, query, limit)
+
+
+def related_pool(limit: int) -> int:
+    """How many keyword hits a hybrid `related` of `limit` notes fuses (each leg proposes this many)."""
+    return max(HYBRID_POOL, HYBRID_POOL_FACTOR * limit)
