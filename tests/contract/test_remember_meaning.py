@@ -13,6 +13,7 @@ from notewell.adapters.hash_embedder import HashEmbedder
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import EmbedderChoice, Settings
+from notewell.domain.hybrid import embedding_text
 from notewell.domain.model import NoteType, Principal
 from notewell.ports import Store
 from notewell.services.memory import RememberRequest, RememberStatus
@@ -105,3 +106,25 @@ def test_an_exact_repeat_is_a_duplicate_before_the_model_runs(store: Store, cloc
     assert embedder.texts == []  # a repeat word for word costs no embedding
     changed = services.memory.remember(me, RememberRequest("orders", POSTGRES.replace("16", "17")))
     assert changed.status is RememberStatus.CONFLICT and embedder.texts  # anything else is weighed by the model
+
+
+def test_a_restatement_keeps_the_vector_remember_computed_for_it(store: Store, clock: FixedClock) -> None:
+    embedder = CountingEmbedder()
+    services = bootstrap(Settings(), store=store, clock=clock, embedder=embedder)
+    workspace = services.auth.create_workspace("acme")
+    me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert me is not None and services.meaning is not None
+    first = services.memory.remember(me, RememberRequest("orders", POSTGRES))
+    restated = POSTGRES + " Nightly dumps go to the backup bucket for 30 days."
+    embedder.texts.clear()
+    outcome = services.memory.remember(me, RememberRequest("orders", restated))
+    assert outcome.status is RememberStatus.UPDATED and outcome.note is not None and first.note is not None
+    note = outcome.note.note
+    assert (note.id, note.version) == (first.note.note.id, 2)
+    text = embedding_text(note.title, note.body)
+    assert embedder.texts.count(text) == 1  # embedded once, to judge it, and that vector is the one kept
+    if services.meaning.searchable:  # the kept vector is of version 2 (else it would be embedded again here)
+        vector = embedder.embed([text])[0]
+        embedder.texts.clear()
+        assert services.meaning.similarities(me.workspace_id, vector, [note]) == {note.id: pytest.approx(1.0)}
+        assert embedder.texts == []

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from notewell.adapters import sqlite as sqlite_adapter
 from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore, match_expression, split_terms
 from notewell.domain import rules
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, SearchFilters, SearchHit
@@ -423,3 +424,19 @@ def test_candidates_raise_search_unavailable_when_the_index_is_gone(
 
     with pytest.raises(SearchUnavailableError):
         index.candidates(WS, PROJECT, "indexed", NO_FILTERS, 10)
+
+
+def test_candidates_rank_by_the_rarest_words_and_skip_words_in_most_notes(
+    store: SqliteStore, index: SqliteFullTextIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add(store, *many_notes())
+    # 'service' is in every note: it ranks nothing, and would make all 40 notes candidates.
+    assert set(ids(index.candidates(WS, PROJECT, "service canary rollback", NO_FILTERS, 40))) == {
+        "4", "9", "12", "30", "33",
+    }  # fmt: skip
+    # Both rare words in the body, or one in the title (weighted 10), rank first.
+    assert set(ids(index.candidates(WS, PROJECT, "service canary rollback", NO_FILTERS, 3))) == {"4", "9", "30"}
+    # Past the row budget only the rarest words rank (at least one word, whatever the budget).
+    monkeypatch.setattr(sqlite_adapter, "CANDIDATE_ROWS", 3)
+    assert set(ids(index.candidates(WS, PROJECT, "service canary rollback", NO_FILTERS, 40))) == {"4", "9", "30"}
+    assert index.candidates(WS, PROJECT, "vendor", NO_FILTERS, 40) == []

@@ -323,7 +323,7 @@ _KEY_COLUMNS = "id, workspace_id, name, secret_hash, created_at, project_id, rea
 #     the weights are). The cost is the MATCH's walk of the phrase's postings, as before.
 #   * df is how many of the project's live notes match; N and the average length come from their docsize records.
 # Statement texts never change with the filters (they travel as JSON arrays), so the statement cache always hits.
-CANDIDATE_ROWS = 2_000  # split_terms' budget (tests/bench/remember.py reports its cut)
+CANDIDATE_ROWS = 1_000  # rows remember's candidate lookup ranks at most (split_terms; tests/bench/remember.py)
 BM25_K1 = 1.2  # FTS5's constants
 BM25_B = 0.75
 BM25_WEIGHTS = "10.0, 1.0, 2.0"  # title, body, tags: integers, so a phrase's weighted hits are one too
@@ -1197,9 +1197,19 @@ class SqliteFullTextIndex:
         words = _query_terms(query)
         if not words or limit <= 0:
             return []
-        params = {**_scope(workspace_id, project_id, filters), "match": _any_of(words), "limit": limit}
         try:
-            rows = self._store.connection().execute(_CANDIDATES, params).fetchall()
+            connection = self._store.connection()
+            with _read_snapshot(connection):
+                record = connection.execute(_FTS_AVERAGES).fetchone()
+                table_rows = _varints(record[0])[0] if record is not None else 0
+                # Ranked by the rarest words only: a word in most notes adds (almost) nothing to a score but all its
+                # rows to the match set, which bm25 and the project filter then visit one by one.
+                matched = {w: connection.execute(_PHRASE_ROWS_ALL, {"phrase": _phrase(w)}).fetchone()[0] for w in words}
+                words, _ = split_terms(matched, max(table_rows, 1), CANDIDATE_ROWS)
+                if not words:
+                    return []
+                params = {**_scope(workspace_id, project_id, filters), "match": _any_of(words), "limit": limit}
+                rows = connection.execute(_CANDIDATES, params).fetchall()
         except sqlite3.Error as exc:
             raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
         hits = []

@@ -211,7 +211,7 @@ class MemoryService:
             self._record_only(principal, request.project, key, hashed, RememberStatus.CONFLICT, existing)
             return self._conflict(request, existing)
         if judgement.verdict is Verdict.RESTATEMENT and existing is not None and not superseded:
-            return self._restate(principal, project, request, existing, content, tags, key, hashed)
+            return self._restate(principal, project, request, existing, content, (title, vector), tags, key, hashed)
 
         note = self._new_note(principal, project, request, content, title, tags)
         writes = [NoteWrite(note, expected_version=None)]
@@ -268,10 +268,13 @@ class MemoryService:
         request: RememberRequest,
         existing: Note,
         content: str,
+        embedded: tuple[str, Vector | None],
         tags: tuple[str, ...],
         key: str | None,
         hashed: str | None,
     ) -> RememberOutcome:
+        """`embedded`: the title remember embedded the content with, and the vector it got (reused when the
+        updated note's own embedding text is the same)."""
         now = self._deps.clock.now()
         updated = replace(
             existing,
@@ -285,8 +288,13 @@ class MemoryService:
             write_id=key or self._deps.ids.new_id("w"),
         )
         record = self._record(principal, request.project, key, hashed, RememberStatus.UPDATED, updated, existing)
+        title, vector = embedded
+        same_text = vector is not None and embedding_text(updated.title, updated.body) == embedding_text(title, content)
         self._notes.commit(
-            principal, [NoteWrite(updated, expected_version=existing.version, previous=existing)], record
+            principal,
+            [NoteWrite(updated, expected_version=existing.version, previous=existing)],
+            record,
+            {updated.id: vector} if same_text and vector is not None else None,
         )
         return RememberOutcome(
             RememberStatus.UPDATED, NoteView(updated, project.slug), existing,
