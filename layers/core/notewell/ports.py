@@ -301,7 +301,8 @@ class CandidateIndex(Protocol):
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[SearchHit]:
         """Notes worth comparing with new content, best first, ranked by the index's own statistics: a cheaper
-        ranking than `search`'s, for remember's candidates and a new note's neighbours.
+        ranking than `search`'s, for remember's candidates and a new note's neighbours. Hits carry no snippet
+        (the notes are compared, never shown).
 
         Raises:
             SearchUnavailableError: the index cannot answer; the caller falls back.
