@@ -12,6 +12,7 @@ from notewell.adapters.sqlite import SqliteStore, SqliteVectorIndex
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
+from notewell.domain import hybrid
 from notewell.domain.model import NoteType, Principal, SearchFilters, SearchHit
 from notewell.ports import EmbeddingUnavailableError, SearchUnavailableError, Store
 from notewell.services.meaning import BREAKER
@@ -163,3 +164,23 @@ def test_vectors_never_cross_workspaces(sqlite: SqliteStore, clock: FixedClock) 
     services.notes.create(them, "p", title="Mine", body="Nothing about hosting here.")
     hits = services.search.run(them, "p", "deploy the frontend to Vercel", semantic=True).hits
     assert hits and all(h.note.workspace_id == other.id for h in hits)
+
+
+def test_a_note_naming_who_the_query_names_is_lifted_above_closer_matches(
+    sqlite: SqliteStore, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services = bootstrap(Settings(), store=sqlite, clock=clock, embedder=HashEmbedder())
+    me = signed_in(services)
+    create(services, me, "Exam week", "The maths exam results came back and the class average went up.")
+    lisa = create(services, me, "Grades", "Lisa got her grades back.")
+
+    def ranked(query: str) -> list[str]:
+        outcome = services.search.run(me, "p", query, semantic=True, limit=5)
+        assert outcome.mode is SearchMode.HYBRID
+        return [h.note.id for h in outcome.hits]
+
+    monkeypatch.setattr(hybrid, "ENTITY_WEIGHT", 0.0)
+    assert ranked("maths exam results for Lisa")[0] != lisa
+    monkeypatch.setattr(hybrid, "ENTITY_WEIGHT", 1.0)
+    assert ranked("maths exam results for Lisa")[0] == lisa
+    assert ranked("how were the maths exam results for Lisa")[0] == lisa  # 'how' opens it: Lisa is the name

@@ -1,7 +1,7 @@
 """search_notes on public human-judged retrieval sets: recall@10 of full-text against hybrid.
 
     python -m tests.quality.retrieval [--data /work/data/quality] [--split report|tune] [--limit 100]
-                                      [--weights 0.55] [--json out.json]
+                                      [--weights 0.85] [--entity-weights 0.2] [--json out.json]
 
 Conversational memory: MADial-Bench's memory archive (160 dated events of several people's lives) is one project;
 each query is a dialogue up to the turn where the assistant should bring memories up, and its relevant notes are
@@ -12,7 +12,8 @@ sentence (the query's own note is left out of the ranking; sentences of low-scor
 Reported also for the reworded STS queries (the two sentences share less than half their words).
 Each query is asked with search_notes (limit 10), once by keywords (`fulltext`) and once with semantic: true
 (`hybrid`, for each vector weight given); recall@10 is the share of its relevant notes in the top 10, averaged.
-Tune the weight on `tune` (STS 2012-2014, half the dialogues), report on `report` (STS 2015-2016, the other half).
+Tune the weights on `tune` (STS 2012-2014, half the dialogues), report on `report` (STS 2015-2016, the other half):
+a mode `hybrid@V/E` has vector weight V and entity weight E (domain/hybrid.py).
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ def title_of(text: str) -> str:
 
 
 def run(
-    data: Path, split: str, limit: int | None, weights: list[float], only: set[str] | None = None
-) -> dict[str, Any]:
+    data: Path, split: str, limit: int | None, weights: list[float], only: set[str] | None = None,
+    entity_weights: tuple[float, ...] = (hybrid.ENTITY_WEIGHT,),
+) -> dict[str, Any]:  # fmt: skip
     sets = read_jsonl(data / "retrieval.jsonl", split=split, sets=only, limit=None)
-    modes = ["fulltext", *(f"hybrid@{w}" for w in weights)]
+    modes = ["fulltext", *(f"hybrid@{w}/{e}" for w in weights for e in entity_weights)]
     groups: dict[str, dict[str, float]] = {}
     answered_by: dict[str, set[str]] = {mode: set() for mode in modes}
     started = time.perf_counter()
@@ -74,7 +76,8 @@ def run(
                 for mode in modes:
                     semantic = mode != "fulltext"
                     if semantic:
-                        hybrid.VECTOR_WEIGHT = float(mode.split("@")[1])
+                        vector_weight, entity_weight = mode.split("@")[1].split("/")
+                        hybrid.VECTOR_WEIGHT, hybrid.ENTITY_WEIGHT = float(vector_weight), float(entity_weight)
                     outcome = services.search.run(principal, record["project"], query["question"][-QUERY_CHARS:],
                                                   semantic=semantic, limit=K + len(excluded))  # fmt: skip
                     answered_by[mode].add(outcome.mode.value)
@@ -98,11 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=["tune", "report"], default="report")
     parser.add_argument("--limit", type=int, default=None, help="At most this many queries per set.")
     parser.add_argument("--weights", default=str(hybrid.VECTOR_WEIGHT), help="Vector weights to try, comma-separated.")
+    parser.add_argument(
+        "--entity-weights", default=str(hybrid.ENTITY_WEIGHT), help="Entity weights to try, comma-separated."
+    )
     parser.add_argument("--sets", default="", help="Comma-separated set names (default: all).")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     only = {s for s in args.sets.split(",") if s} or None
-    result = run(args.data, args.split, args.limit, [float(w) for w in args.weights.split(",")], only)
+    entity_weights = tuple(float(w) for w in args.entity_weights.split(","))
+    result = run(args.data, args.split, args.limit, [float(w) for w in args.weights.split(",")], only, entity_weights)
     recall = result["recall_at_10"]
     modes = [m for m in next(iter(recall.values())) if m != "queries"]
     print(f"search_notes recall@{K}, split {result['split']}: {result['notes']} notes")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from notewell.domain.hybrid import embedding_text, fuse
+from notewell.domain.hybrid import embedding_text, fuse, named_share, query_names
 
 
 def test_a_note_both_legs_found_beats_one_only_a_single_leg_ranked_first() -> None:
@@ -32,3 +32,19 @@ def test_the_embedded_text_does_not_repeat_a_title_the_body_starts_with() -> Non
     assert embedding_text("Use SQS", "Use SQS for jobs.") == "Use SQS for jobs."
     assert embedding_text("Queues", "Use SQS for jobs.") == "Queues\nUse SQS for jobs."
     assert embedding_text("Queues", "  ") == "Queues"
+
+
+def test_the_names_a_query_gives_are_its_capitals_mid_sentence_and_inside_words() -> None:
+    assert query_names("what did Lisa say about the GraphQL gateway") == {"lisa", "graphql"}
+    assert query_names("Deploys on Tuesday") == {"tuesday"}  # the first word opens the sentence: not a name
+    assert query_names("deploy frequency") == frozenset()
+
+
+def test_a_note_naming_what_the_query_names_moves_up_by_the_share_it_names() -> None:
+    names = query_names("exam results for Lisa and Bart")
+    assert named_share(names, "LISA passed the exam") == 0.5
+    assert named_share(names, "Bart and Lisa") == 1.0 and named_share(frozenset(), "Lisa") == 0.0
+    legs = ([("a", 4.0), ("b", 4.0)], [("a", 0.5), ("b", 0.5)])
+    assert [f.note_id for f in fuse(*legs, 2)] == ["a", "b"]
+    assert [f.note_id for f in fuse(*legs, 2, named={"b": 0.5})] == ["b", "a"]
+    assert fuse(*legs, 2, named={"b": 1.0}, entity_weight=0.2)[0].score == pytest.approx(0.5 * 0.85 + 0.15 + 0.2)

@@ -4,6 +4,10 @@ Each leg is scaled to [0, 1] before they are mixed: keyword scores (BM25, unboun
 scores (cosine) as they are, clipped at 0. A min-max weighted sum beat reciprocal-rank fusion on dialogue memory
 (RRF throws away how far ahead the best hits are, and lets the weaker leg's noise in at full weight); `VECTOR_WEIGHT`
 is tuned on the tune split of the retrieval set (tests/quality).
+
+One structural signal is added on top: the names a query gives (a person, a product, a service: capitals mid-sentence,
+domain/slots.py) and the share of them a note mentions. "What did Lisa say about the exam" is about Lisa's notes even
+where another note's words and meaning are closer. `ENTITY_WEIGHT` is tuned on the same split.
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from notewell.domain.slots import values, words
+
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
 VECTOR_WEIGHT = 0.85
+ENTITY_WEIGHT = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +38,21 @@ def fuse(
     limit: int,
     *,
     vector_weight: float = VECTOR_WEIGHT,
+    named: Mapping[str, float] | None = None,
+    entity_weight: float = ENTITY_WEIGHT,
 ) -> list[Fused]:
-    """The best `limit` notes of both legs, best first (ties: note id), each leg given as (note id, score)."""
+    """The best `limit` notes of both legs, best first (ties: note id), each leg given as (note id, score).
+    `named`: by note id, the share of the query's names the note mentions (named_share)."""
     best = max((score for _, score in keyword), default=0.0)
     scaled_keyword = {note_id: score / best for note_id, score in keyword} if best > 0 else {}
     cosine = {note_id: max(score, 0.0) for note_id, score in vector}
+    named = named or {}
     fused = [
         Fused(
             note_id,
-            vector_weight * cosine.get(note_id, 0.0) + (1 - vector_weight) * scaled_keyword.get(note_id, 0.0),
+            vector_weight * cosine.get(note_id, 0.0)
+            + (1 - vector_weight) * scaled_keyword.get(note_id, 0.0)
+            + entity_weight * named.get(note_id, 0.0),
             scaled_keyword.get(note_id, 0.0),
             cosine.get(note_id, 0.0),
         )
@@ -47,6 +60,16 @@ def fuse(
     ]
     fused.sort(key=lambda f: (-f.score, f.note_id))
     return fused[:limit]
+
+
+def query_names(query: str) -> frozenset[str]:
+    """The names a query gives (casefolded): words capitalised mid-sentence or inside (Lisa, GraphQL, Postgres)."""
+    return values(query).names
+
+
+def named_share(names: frozenset[str], text: str) -> float:
+    """The share of `names` that `text` mentions, in any case (0 when there are no names)."""
+    return len(names & words(text)) / len(names) if names else 0.0
 
 
 # A note's vector sees its title and the start of its body: small models read a few hundred tokens at most, and the

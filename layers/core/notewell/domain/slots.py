@@ -111,6 +111,11 @@ def values(text: str) -> Values:
     return Values(frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised), headline)
 
 
+def words(text: str) -> frozenset[str]:
+    """The distinct words and numbers of `text`, casefolded (numbers as `values` normalises them)."""
+    return frozenset(number(w) if _DIGIT.search(w) else w.casefold() for w in _WORD.findall(text))
+
+
 def aliases(a: str, b: str) -> bool:
     """One name for the same thing: equal, or one a prefix of the other (Postgres, PostgreSQL)."""
     if a == b:

@@ -147,11 +147,22 @@ class SearchService:
             keyword = None  # the keyword index is down: substring matches carry no ranking worth fusing
         keyword_hits = keyword.hits if keyword is not None else []
         by_id = {h.note.id: h for h in keyword_hits}
+        names = hybrid.query_names(text)
+        # With names in the query every proposed note is read before fusing (to see which names it mentions); else
+        # only the vector leg's notes that make the cut.
+        proposed = [note_id for note_id, _ in nearest if note_id not in by_id] if names else []
+        fetched = self._deps.store.get_notes(ws, proposed) if proposed else {}
+        named = {
+            note.id: hybrid.named_share(names, f"{note.title} {note.body}")
+            for note in [*(h.note for h in keyword_hits), *fetched.values()]
+        } if names else None  # fmt: skip
         fused = hybrid.fuse(
-            [(h.note.id, h.score) for h in keyword_hits], nearest, pool, vector_weight=hybrid.VECTOR_WEIGHT
-        )
-        vector_only = [f.note_id for f in fused if f.note_id not in by_id]
-        fetched = self._deps.store.get_notes(ws, vector_only) if vector_only else {}
+            [(h.note.id, h.score) for h in keyword_hits], nearest, pool, vector_weight=hybrid.VECTOR_WEIGHT,
+            named=named, entity_weight=hybrid.ENTITY_WEIGHT,
+        )  # fmt: skip
+        vector_only = [f.note_id for f in fused if f.note_id not in by_id and f.note_id not in fetched]
+        if vector_only:
+            fetched.update(self._deps.store.get_notes(ws, vector_only))
         terms = ranking.tokens(text)
         hits: list[SearchHit] = []
         for item in fused:
