@@ -173,3 +173,25 @@ def test_titles_are_short_and_never_end_in_a_fragment(content: str, title: str) 
 @pytest.mark.parametrize("content", [",-", "...", "# \n\n- ", "!!!"])
 def test_content_without_words_gets_a_placeholder_title(content: str) -> None:
     assert derive_title(content) == "Untitled note"
+
+
+@pytest.mark.parametrize("meaning", [None, 0.97], ids=["words-only", "model-calls-them-alike"])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("This scheme is far from perfect.", "This scheme is perfect."),
+        ("Results may be cached for a day.", "Results are cached for a day."),
+        ("The queue is mostly idle at night.", "The queue is idle at night."),
+        ("Only admins can rotate the signing key.", "Admins can rotate the signing key."),
+    ],
+)
+def test_a_claim_repeated_without_its_qualifier_is_not_absorbed(old: str, new: str, meaning: float | None) -> None:
+    """A shortened repeat that leaves out what bounded or hedged the claim says something else: a conflict, never a
+    duplicate (the model scores such pairs as near-identical)."""
+    assert judge(old, new, meaning)[0] is Verdict.CONFLICT
+
+
+def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> None:
+    old = "We deploy the frontend to Vercel from the main branch."
+    assert judge(old, "We deploy the frontend to Vercel.")[0] is Verdict.DUPLICATE
+    assert judge(old, "We deploy the frontend to Vercel.", 0.9)[0] is Verdict.DUPLICATE

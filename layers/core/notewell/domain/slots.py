@@ -56,6 +56,16 @@ LIGHT = frozenset(
 )  # fmt: skip
 
 
+# Words that bound or hedge a claim: dropped from an otherwise repeated sentence they leave another claim ("far from
+# perfect" -> "perfect", "may be cached" -> "is cached", "mostly idle" -> "idle").
+QUALIFIERS = frozenset(
+    {"far", "beyond", "above", "more", "less", "most", "least", "almost", "nearly", "partly", "partially",
+     "somewhat", "mostly", "largely", "either", "only", "rarely", "seldom", "sometimes", "occasionally", "usually",
+     "often", "possibly", "probably", "perhaps", "maybe", "likely", "unlikely", "allegedly", "supposedly",
+     "apparently", "may", "might"}
+)  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Values:
     names: frozenset[str]  # casefolded
@@ -157,10 +167,12 @@ class SlotChange:
     # Each name gone from the old claim with each name new in the other: a model tells a respelling or the same
     # place said otherwise (Islamist/Islamic, UK/Britain) from another thing (Vercel/Netlify).
     renamed: tuple[tuple[str, str], ...] = ()
+    # The new claim is the old one shortened (it adds no word of substance) and leaves out a qualifier.
+    qualifier_dropped: bool = False
 
     @property
     def changed(self) -> bool:
-        return self.names_swapped or self.numbers_swapped or self.antonym_flipped
+        return self.names_swapped or self.numbers_swapped or self.antonym_flipped or self.qualifier_dropped
 
 
 @functools.lru_cache(maxsize=256)  # judged, and weighed beforehand, for the same pairs
@@ -187,6 +199,8 @@ def changed_slots(old: str, new: str) -> SlotChange:
         and not (a.headline or b.headline)
     ]
     capital_swap = bool(capital_swaps)
+    shortened = not any(w not in FUNCTION_WORDS and stem(w) in new_only for w in b.words)
+    dropped = shortened and bool(QUALIFIERS & (set(a.words) - set(b.words)))
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=bool(old_numbers_gone) and bool(new_numbers_added),
@@ -197,6 +211,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
             *((g, c) for g in sorted(old_names_gone)[:MAX_NAMES] for c in sorted(new_names_added)[:MAX_NAMES]),
             *capital_swaps[:MAX_NAMES],
         ),
+        qualifier_dropped=dropped,
         **_replacements(a.words, b.words),
     )
 
