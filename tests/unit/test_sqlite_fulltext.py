@@ -259,6 +259,8 @@ def test_split_terms_drops_unmatched_and_half_table_terms_and_splits_at_the_budg
     assert split_terms({"a": 700, "b": 900}, total_rows=1_000, budget=10) == (["a"], ["b"])
     assert split_terms({"a": 300, "b": 900}, total_rows=1_000, budget=10) == (["a"], [])
     assert split_terms({"a": 0}, total_rows=1_000, budget=10) == ([], [])
+    # At least `min_terms` words rank, past the budget if need be.
+    assert split_terms(rows, total_rows=1_000, budget=10, min_terms=3) == (["rarer", "rare", "mid"], [])
 
 
 def many_notes() -> list[Note]:
@@ -439,4 +441,27 @@ def test_candidates_rank_by_the_rarest_words_and_skip_words_in_most_notes(
     # Past the row budget only the rarest words rank (at least one word, whatever the budget).
     monkeypatch.setattr(sqlite_adapter, "CANDIDATE_ROWS", 3)
     assert set(ids(index.candidates(WS, PROJECT, "service canary rollback", NO_FILTERS, 40))) == {"4", "9", "30"}
+    wider = index.candidates(WS, PROJECT, "service canary rollback", NO_FILTERS, 40, min_terms=2)
+    assert set(ids(wider)) == {"4", "9", "12", "30", "33"}
     assert index.candidates(WS, PROJECT, "vendor", NO_FILTERS, 40) == []
+
+
+def test_notes_starting_like_a_text_are_the_live_notes_of_the_project_with_its_first_64_characters(
+    store: SqliteStore,
+) -> None:
+    start = "Payments retry with exponential backoff, capped at five attempts per charge and "
+    add(
+        store,
+        make_note(1, "Retry", start + "then alert."),
+        make_note(2, "Retry again", start + "then give up."),
+        make_note(3, "Gone", start + "then alert.", deleted_at=T0),
+        make_note(4, "Elsewhere", start + "then alert.", project_id="prj_two"),
+        make_note(5, "Other", "Payments never retry."),
+    )
+
+    assert sorted(n.id[-1] for n in store.notes_starting_like(WS, PROJECT, start + "whatever follows", 10)) == [
+        "1",
+        "2",
+    ]
+    assert store.notes_starting_like(WS, PROJECT, start + "then alert.", 1)[0].id[-1] in "12"
+    assert store.notes_starting_like(WS, PROJECT, "Payments never", 10) == []  # the whole start must match

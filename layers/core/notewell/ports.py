@@ -296,13 +296,25 @@ class SearchIndex(Protocol):
 
 
 @runtime_checkable
+class TextLookup(Protocol):
+    def notes_starting_like(self, workspace_id: str, project_id: str, text: str, limit: int) -> list[Note]:
+        """Live notes of the project whose body starts as `text` does (its first BODY_PREFIX_CHARS characters), by
+        an index: remember finds a repeat word for word without ranking anything."""
+        ...
+
+
+BODY_PREFIX_CHARS = 64
+
+
+@runtime_checkable
 class CandidateIndex(Protocol):
     def candidates(
-        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int, *, min_terms: int = 1
     ) -> list[SearchHit]:
         """Notes worth comparing with new content, best first, ranked by the index's own statistics: a cheaper
         ranking than `search`'s, for remember's candidates and a new note's neighbours. Hits carry no snippet
-        (the notes are compared, never shown).
+        (the notes are compared, never shown). The index may rank by the query's rarest words only, but by at
+        least `min_terms` of them (a wider net, for callers with no vector leg to catch what words miss).
 
         Raises:
             SearchUnavailableError: the index cannot answer; the caller falls back.

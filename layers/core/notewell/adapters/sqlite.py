@@ -39,7 +39,13 @@ from notewell.domain.model import (
     SequencedScan,
     Workspace,
 )
-from notewell.ports import IdempotencyKeyTakenError, NoteVector, SearchUnavailableError, TagRenameProgress
+from notewell.ports import (
+    BODY_PREFIX_CHARS,
+    IdempotencyKeyTakenError,
+    NoteVector,
+    SearchUnavailableError,
+    TagRenameProgress,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -109,6 +115,10 @@ _SCHEMA = (
     # Live notes per (type, status), newest first: `notes_by_type` reads at most `limit` entries per pair.
     """CREATE INDEX IF NOT EXISTS notes_by_type
         ON notes (workspace_id, project_id, type, status, updated_at DESC, id DESC) WHERE deleted_at IS NULL""",
+    # Live notes by how their body starts (TextLookup): an exact repeat is found without ranking. An index an older
+    # Notewell ignores, so the schema version stays.
+    f"""CREATE INDEX IF NOT EXISTS notes_by_start
+        ON notes (workspace_id, project_id, substr(body, 1, {BODY_PREFIX_CHARS})) WHERE deleted_at IS NULL""",
     # Only the live notes that need attention (partial): `conflicted_notes` reads `limit` entries, whatever the size.
     f"""CREATE INDEX IF NOT EXISTS notes_needing_attention
         ON notes (workspace_id, project_id, updated_at DESC, id DESC) WHERE {_NEEDS_ATTENTION}""",
@@ -815,6 +825,15 @@ class SqliteStore:
         row = self.connection().execute(_SELECT_NOTE, (workspace_id, note_id)).fetchone()
         return None if row is None else _note_from_row(row)
 
+    def notes_starting_like(self, workspace_id: str, project_id: str, text: str, limit: int) -> list[Note]:
+        rows = self.connection().execute(
+            f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_by_start
+                WHERE workspace_id = ? AND project_id = ? AND substr(body, 1, {BODY_PREFIX_CHARS}) = ?
+                    AND deleted_at IS NULL LIMIT ?""",
+            (workspace_id, project_id, text[:BODY_PREFIX_CHARS], limit),
+        )
+        return [_note_from_row(row) for row in rows]
+
     def get_notes(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, Note]:
         if not note_ids:
             return {}
@@ -1109,7 +1128,7 @@ def match_expression(text: str) -> str | None:
 
 
 def split_terms(
-    rows_by_term: dict[str, int], total_rows: int, budget: int = CANDIDATE_ROWS
+    rows_by_term: dict[str, int], total_rows: int, budget: int = CANDIDATE_ROWS, min_terms: int = 1
 ) -> tuple[list[str], list[str]]:
     """(essential, rest): the terms worth ranking, rarest first, split where their matches pass `budget` rows.
 
@@ -1124,7 +1143,7 @@ def split_terms(
     essential: list[str] = []
     rows = 0
     for term in informative:
-        if essential and rows + rows_by_term[term] > budget:
+        if len(essential) >= min_terms and rows + rows_by_term[term] > budget:
             break
         essential.append(term)
         rows += rows_by_term[term]
@@ -1192,7 +1211,7 @@ class SqliteFullTextIndex:
         return hits
 
     def candidates(
-        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int, *, min_terms: int = 1
     ) -> list[SearchHit]:
         words = _query_terms(query)
         if not words or limit <= 0:
@@ -1205,7 +1224,7 @@ class SqliteFullTextIndex:
                 # Ranked by the rarest words only: a word in most notes adds (almost) nothing to a score but all its
                 # rows to the match set, which bm25 and the project filter then visit one by one.
                 matched = {w: connection.execute(_PHRASE_ROWS_ALL, {"phrase": _phrase(w)}).fetchone()[0] for w in words}
-                words, _ = split_terms(matched, max(table_rows, 1), CANDIDATE_ROWS)
+                words, _ = split_terms(matched, max(table_rows, 1), CANDIDATE_ROWS, min_terms)
                 if not words:
                     return []
                 params = {**_scope(workspace_id, project_id, filters), "match": _any_of(words), "limit": limit}

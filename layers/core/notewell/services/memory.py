@@ -12,7 +12,7 @@ from notewell.domain.admission import Verdict
 from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
 from notewell.domain.hybrid import embedding_text
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
-from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError
+from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError, TextLookup
 from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
 from notewell.services.notes import NoteService, NoteView, request_hash
 from notewell.services.search import related_pool
@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 REVIEWED_TYPES = frozenset({NoteType.DECISION, NoteType.CONSTRAINT, NoteType.ARCHITECTURE})
 CANDIDATES = 8  # notes compared per remember: the search index's best matches, never the whole project
 NEIGHBOURS = 5
+REPEATS = 20  # notes starting like new content, checked for a repeat word for word
 CANDIDATE_STATUSES = frozenset({NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED})
 MAX_CHECKPOINT_ITEMS = 30
 CONFLICTS_SHOWN = 20
@@ -188,10 +189,13 @@ class MemoryService:
         ws = principal.workspace_id
         query = admission.candidate_query(content)
         keyword_hits = self._search.related_keyword(ws, project.id, query, related_pool(CANDIDATES))
+        store = self._deps.store
+        alike = store.notes_starting_like(ws, project.id, content, REPEATS) if isinstance(store, TextLookup) else []
         repeated = admission.exact_repeat(
             content,
-            [h.note for h in keyword_hits if h.note.status in CANDIDATE_STATUSES and h.note.id not in superseded],
-        )
+            [n for n in [*alike, *(h.note for h in keyword_hits)] if n.status in CANDIDATE_STATUSES
+             and n.id not in superseded],
+        )  # fmt: skip
         vector: Vector | None = None
         if repeated is not None:  # known word for word: no model, no comparison
             judgement = admission.Judgement(Verdict.DUPLICATE, repeated, None)

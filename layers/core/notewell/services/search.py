@@ -36,6 +36,10 @@ RELATED_SCAN_LIMIT = 500
 # by one leg and high by the other must be in both lists to be fused fairly.
 HYBRID_POOL = 30
 HYBRID_POOL_FACTOR = 3
+# Without a vector leg remember's candidates are ranked by at least this many of their words: a restatement's
+# rarest words are often the ones it adds, which the note it restates lacks (words-only restatements found at 10k
+# notes: 33 of 60 ranked by the rarest words alone, 51 with four).
+WORDS_ONLY_CANDIDATE_TERMS = 4
 
 
 class SearchMode(StrEnum):
@@ -254,7 +258,9 @@ class SearchService:
             try:
                 index = self._fulltext
                 if isinstance(index, CandidateIndex):
-                    return index.candidates(workspace_id, project_id, query, filters, limit)
+                    vector_leg = self._meaning is not None and self._meaning.searchable
+                    spread = 1 if vector_leg else WORDS_ONLY_CANDIDATE_TERMS
+                    return index.candidates(workspace_id, project_id, query, filters, limit, min_terms=spread)
                 return index.search(workspace_id, project_id, query, filters, limit)
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; comparing against recent notes instead")
