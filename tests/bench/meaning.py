@@ -236,6 +236,8 @@ def tokens_per_word(corpus: Corpus) -> float | None:
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()  # the file pads to a fixed length; the model is given each text's own length
+    tokenizer.no_truncation()
     texts = [s.restated for s in corpus.statements(200, stream=STATEMENTS_TIMED)]
     tokens = sum(len(tokenizer.encode(t, add_special_tokens=False).ids) for t in texts)
     return round(tokens / sum(len(t.split()) for t in texts), 2)
