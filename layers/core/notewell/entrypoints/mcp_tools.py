@@ -19,12 +19,14 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import Tool as ListedTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from notewell.domain.errors import InvalidArgumentError, NotewellError, UnauthenticatedError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.domain.packing import Detail
 from notewell.domain.rules import estimate_tokens, parse_decimal, quote_short
+from notewell.entrypoints.schemas import lean_input_schema, one_line
 from notewell.entrypoints.wire import (
     ChangesOut,
     CheckpointResult,
@@ -72,33 +74,30 @@ SERVER_INSTRUCTIONS = (
     "fetch full bodies with get_notes by id."
 )
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-CREATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-EDIT = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
-IDEMPOTENT_EDIT = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-)
-RESTORE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+# Hints say only what differs from the spec's defaults (readOnly false, destructive true, idempotent false,
+# openWorld true); destructive and idempotent mean nothing for a read-only tool.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+CREATE = ToolAnnotations(destructive_hint=False, open_world_hint=False)
+EDIT = ToolAnnotations(open_world_hint=False)
+IDEMPOTENT_EDIT = ToolAnnotations(idempotent_hint=True, open_world_hint=False)
+RESTORE = ToolAnnotations(destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 P = ParamSpec("P")
 
 # ----- shared argument types ---------------------------------------------------------------------------------
 
-ProjectArg = Annotated[
-    str, Field(description="Project slug, e.g. 'billing-api'. Created on first write.", max_length=64)
-]
-NoteIdArg = Annotated[str, Field(description="Note id ('n_…') from search_notes, get_context or a write.")]
+ProjectArg = Annotated[str, Field(description="Project slug.")]
+FirstProjectArg = Annotated[str, Field(description="Project slug, e.g. 'billing-api'.")]  # where an agent starts
+NoteIdArg = Annotated[str, Field(description="Note id.")]
 ExpectedVersionArg = Annotated[
     int | None,
-    Field(description="The version you last read; the edit is refused (409) if the note moved on.", ge=1),
+    Field(description="The version you read; refused (409) if the note has moved on.", ge=1),
 ]
-_TYPE_HELP = (
-    "decision, constraint, architecture, fact, incident, failed_approach, procedure, status, task, handoff, "
-    "preference, reference or note."
-)
-_STATUS_HELP = "current, historical, disputed or pending ('superseded' comes from supersedes)."
-_TAGS_HELP = "Short topic words, e.g. ['auth', 'api']."
-_LINKS_HELP = "Links to other notes of the project."
+_TYPE_HELP = "The kind of memory; 'note' when none fits."
+_STATUS_HELP = "'superseded' comes only from supersedes."
+_TAGS_HELP = "Topic words, e.g. ['auth']."
+_LINKS_HELP = "Links to other notes."
 TypeArg = Annotated[NoteType, Field(description=_TYPE_HELP)]
 OptionalTypeArg = Annotated[NoteType | None, Field(description=_TYPE_HELP)]
 StatusArg = Annotated[NoteStatus, Field(description=_STATUS_HELP)]
@@ -109,8 +108,8 @@ TagsArg = Annotated[list[str] | None, Field(description=_TAGS_HELP, max_length=2
 class LinkIn(BaseModel):
     model_config = ConfigDict(extra="forbid")  # a misspelt key must not vanish silently
 
-    target: str = Field(description="Id of the note to link to.")
-    relation: str = Field(default="related", description="How this note relates to it, e.g. 'depends_on'.")
+    target: str = Field(description="Note id.")
+    relation: str = Field(default="related", description="e.g. 'depends_on'.")
 
 
 LinksArg = Annotated[list[LinkIn] | None, Field(description=_LINKS_HELP, max_length=50)]
@@ -203,9 +202,29 @@ def _links(links: list[LinkIn] | None) -> list[Link] | None:
     return None if links is None else [Link(x.target, x.relation) for x in links]
 
 
+class _LeanToolList(MCPServer):
+    """tools/list with lean schemas and one-line descriptions: every agent pays for the list at session start."""
+
+    _listed: list[ListedTool] | None = None
+
+    async def list_tools(self) -> list[ListedTool]:
+        if self._listed is None:  # the tools are fixed once the server is built
+            self._listed = [
+                tool.model_copy(
+                    update={
+                        "description": one_line(tool.description or ""),
+                        "input_schema": lean_input_schema(tool.input_schema),
+                        "output_schema": None,
+                    }
+                )
+                for tool in await super().list_tools()
+            ]
+        return self._listed
+
+
 def build_server(services: Services) -> MCPServer:
     strict = _StrictArguments()
-    server: MCPServer = MCPServer(
+    server: MCPServer = _LeanToolList(
         name="notewell",
         title="Notewell",
         instructions=SERVER_INSTRUCTIONS,
@@ -215,10 +234,11 @@ def build_server(services: Services) -> MCPServer:
         middleware=[strict],
     )
 
-    def tool(name: str, title: str, annotations: ToolAnnotations) -> Callable[[Callable[P, BaseModel]], None]:
+    # No `title`: each would restate its tool's name ("Get note") in every agent's tool list.
+    def tool(name: str, annotations: ToolAnnotations) -> Callable[[Callable[P, BaseModel]], None]:
         def register(fn: Callable[P, BaseModel]) -> None:
             strict.register(name, fn)
-            server.add_tool(tool_result(fn, services.meter), name=name, title=title, annotations=annotations)
+            server.add_tool(tool_result(fn, services.meter), name=name, annotations=annotations)
 
         return register
 
@@ -226,28 +246,25 @@ def build_server(services: Services) -> MCPServer:
 
     # ----- orientation --------------------------------------------------------------------------------------
 
-    @tool("get_context", "Get project context", READ_ONLY)
+    @tool("get_context", READ_ONLY)
     def get_context(
-        project: ProjectArg,
+        project: FirstProjectArg,
         query: Annotated[
             str | None, Field(description="What you are about to work on; pulls in the most relevant notes.")
         ] = None,
         detail: Annotated[
             Literal["lean", "balanced", "deep"],
-            Field(description="lean (short), balanced (default) or deep (long excerpts, bigger budget)."),
+            Field(description="deep: longer excerpts, bigger budget."),
         ] = "balanced",
         maxTokens: Annotated[
             int | None,
-            Field(description="Token budget for the answer; overrides the project default.", ge=200, le=32000),
+            Field(description="Token budget; overrides the project default.", ge=200, le=32000),
         ] = None,
-        includeHistorical: Annotated[
-            bool, Field(description="Also show superseded and historical notes (off: only what is true now).")
-        ] = False,
+        includeHistorical: Annotated[bool, Field(description="Also show superseded and historical notes.")] = False,
     ) -> ContextOut:
-        """START HERE for project work: the project's current state in one call, within a token budget. Returns
-        the summary and instructions, conflicts to settle first, then constraints, decisions, failed approaches,
-        status, notes relevant to your query, open items and recent changes. Entries are excerpts; anything cut
-        is listed in meta.omittedIds: fetch it with get_notes."""
+        """START HERE for project work: the project's current state within a token budget (conflicts to settle first,
+        constraints, decisions, failed approaches, status, notes relevant to query, open items, recent changes).
+        Fetch whole notes, and omitted ids, with get_notes."""
         return ContextOut.of(
             services.context.get_context(
                 caller(), project, query=query, detail=Detail(detail), max_tokens=maxTokens,
@@ -255,27 +272,27 @@ def build_server(services: Services) -> MCPServer:
             )
         )  # fmt: skip
 
-    @tool("get_changes_since", "Get changes since", READ_ONLY)
+    @tool("get_changes_since", READ_ONLY)
     def get_changes_since(
         project: ProjectArg,
         since: Annotated[
             str | None,
-            Field(description="ISO-8601 time to start from, e.g. '2026-03-01T12:00:00Z' (UTC if no offset)."),
+            Field(description="ISO-8601 time, e.g. '2026-03-01T12:00:00Z'."),
         ] = None,
-        cursor: Annotated[str | None, Field(description="cursor from your previous call, unchanged.")] = None,
+        cursor: Annotated[str | None, Field(description="cursor of your last call, unchanged.")] = None,
         types: Annotated[list[NoteType] | None, Field(description="Only these note types (fixed per cursor).")] = None,
         statuses: Annotated[
             list[NoteStatus] | None, Field(description="Only these statuses (fixed per cursor).")
         ] = None,
-        limit: Annotated[int, Field(description="Changes per page (1-200).", ge=1, le=200)] = 50,
+        limit: Annotated[int, Field(description="Changes per page.", ge=1, le=200)] = 50,
         maxTokens: Annotated[
             int,
-            Field(description="Token budget of one page; at least one change is always returned.", ge=100, le=32000),
+            Field(description="Token budget of a page (one change always fits).", ge=100, le=32000),
         ] = 4000,
     ) -> ChangesOut:
         """RESUME AFTER ANOTHER AGENT OR HUMAN MAY HAVE CHANGED THE PROJECT: what was created, updated or deleted,
-        oldest first. Start with since (or nothing, for the whole history), follow pages while hasMore is true,
-        then keep the cursor and pass it next time. Only limit and maxTokens may change between pages."""
+        oldest first. Pass since (or nothing: all history); while hasMore, call again with cursor; keep the last
+        cursor for next time."""
         page = services.changes.since(
             caller(), project, since=since, cursor=cursor, types=types or (), statuses=statuses or (), limit=limit,
             max_tokens=maxTokens,
@@ -284,7 +301,7 @@ def build_server(services: Services) -> MCPServer:
 
     # ----- writing knowledge --------------------------------------------------------------------------------
 
-    @tool("remember", "Remember", CREATE)
+    @tool("remember", CREATE)
     def remember(
         project: ProjectArg,
         content: Annotated[str, Field(description="The memory in plain words: one claim, with its why.")],
@@ -294,7 +311,7 @@ def build_server(services: Services) -> MCPServer:
         importance: Annotated[int, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = 3,
         supersedes: Annotated[
             list[str] | None,
-            Field(description="Ids of notes this memory replaces (they become 'superseded').", max_length=20),
+            Field(description="Ids of notes this replaces (they become superseded).", max_length=20),
         ] = None,
         force: Annotated[bool, Field(description="Store even if it contradicts a note: both claims are true.")] = False,
         idempotencyKey: Annotated[
@@ -302,10 +319,9 @@ def build_server(services: Services) -> MCPServer:
             Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
         ] = None,
     ) -> RememberResult:
-        """Save something the next agent must know: a decision, constraint, fact, failed approach... Give a type.
-        Notewell checks the project first: status 'duplicate' (already known, nothing written), 'updated' (your
-        text restates a note and replaced it), 'conflict' (contradicts a note: nothing stored; send one of the
-        resolve calls), or 'created'. With reviewRequired, read the neighbours: if one disagrees, supersede it."""
+        """Save what the next agent must know (a decision, constraint, fact, failed approach...) with its type. status:
+        created; updated (restated a note in place); duplicate (known, nothing written); conflict (contradicts a
+        note, nothing written: send a resolve call). With reviewRequired, supersede a neighbour that disagrees."""
         outcome = services.memory.remember(
             caller(),
             RememberRequest(
@@ -315,7 +331,7 @@ def build_server(services: Services) -> MCPServer:
         )  # fmt: skip
         return RememberResult.of(outcome)
 
-    @tool("checkpoint", "Checkpoint", CREATE)
+    @tool("checkpoint", CREATE)
     def checkpoint(
         project: ProjectArg,
         summary: Annotated[str, Field(description="What this session did and where it stopped.")],
@@ -329,9 +345,8 @@ def build_server(services: Services) -> MCPServer:
             str | None, Field(description="Any unique string; a retry with it writes nothing twice.", max_length=200)
         ] = None,
     ) -> CheckpointResult:
-        """END A WORK SESSION with this: stores a handoff (summary + next actions) and files each decision, open
-        item and failed approach through the same checks as remember. Returns what happened to each item; send the
-        resolve calls of any conflict."""
+        """END A WORK SESSION with this: stores a handoff (summary, next actions) and files each decision, open item and
+        failed approach as remember does. Send the resolve calls of any conflict."""
         outcome = services.memory.checkpoint(
             caller(), project, summary=summary, decisions=decisions or (), open_items=openItems or (),
             next_actions=nextActions or (), failed_approaches=failedApproaches or (), idempotency_key=idempotencyKey,
@@ -340,7 +355,7 @@ def build_server(services: Services) -> MCPServer:
 
     # ----- direct note access -------------------------------------------------------------------------------
 
-    @tool("create_note", "Create note", CREATE)
+    @tool("create_note", CREATE)
     def create_note(
         project: ProjectArg,
         title: Annotated[str, Field(description="Short, specific title (under 200 characters).")],
@@ -352,17 +367,15 @@ def build_server(services: Services) -> MCPServer:
         importance: Annotated[int, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = 3,
         canonical: Annotated[bool, Field(description="True for the authoritative note on its topic.")] = False,
         supersedes: Annotated[
-            list[str] | None, Field(description="Ids of notes this one replaces; they become 'superseded'.")
+            list[str] | None, Field(description="Ids of notes this replaces (they become superseded).")
         ] = None,
         idempotencyKey: Annotated[
             str | None,
             Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
         ] = None,
     ) -> NoteCreated:
-        """Store a new note with an explicit title and body. Prefer remember for free-form memories; use this
-        when you know exactly what to store. Returns the note's lean form (id, version). For a decision,
-        constraint or architecture note, reviewRequired comes with same-type neighbours: read them, and supersede
-        or dispute one that disagrees."""
+        """Store a note with an explicit title and body (for free-form memories prefer remember). With reviewRequired,
+        supersede or dispute a neighbour that disagrees."""
         principal = caller()
         created = notes.create(
             principal,
@@ -380,24 +393,24 @@ def build_server(services: Services) -> MCPServer:
         )
         return NoteCreated.of_review(created, services.memory.review(principal, created))
 
-    @tool("get_note", "Get note", READ_ONLY)
+    @tool("get_note", READ_ONLY)
     def get_note(id: NoteIdArg) -> NoteFull:
-        """Fetch one note with its full body and metadata. Use after search_notes or get_context gave its id."""
+        """Fetch one note with its full body and metadata."""
         return NoteFull.of_view(notes.get(caller(), id))
 
-    @tool("get_notes", "Get notes", READ_ONLY)
+    @tool("get_notes", READ_ONLY)
     def get_notes(
         ids: Annotated[list[str], Field(description="Up to 50 note ids.", min_length=1, max_length=50)],
     ) -> NotesBatch:
-        """Fetch several notes with full bodies in one call. Unknown or deleted ids are listed under missing."""
+        """Fetch up to 50 notes with full bodies in one call; unknown ids come back under missing."""
         batch = notes.get_many(caller(), ids)
         return NotesBatch(notes=[NoteFull.of_view(v) for v in batch.found], missing=batch.missing)
 
-    @tool("update_note", "Update note", EDIT)
+    @tool("update_note", EDIT)
     def update_note(
         id: NoteIdArg,
         expectedVersion: ExpectedVersionArg = None,
-        title: Annotated[str | None, Field(description="New title.")] = None,
+        title: str | None = None,
         body: Annotated[str | None, Field(description="New body, replacing the old one entirely.")] = None,
         type: OptionalTypeArg = None,
         status: OptionalStatusArg = None,
@@ -407,11 +420,11 @@ def build_server(services: Services) -> MCPServer:
         canonical: Annotated[bool | None, Field(description="Mark as the authoritative note.")] = None,
         supersedes: Annotated[
             list[str] | None,
-            Field(description="Ids of notes this one replaces; they become 'superseded'.", max_length=20),
+            Field(description="Ids of notes this replaces (they become superseded).", max_length=20),
         ] = None,
     ) -> NoteWritten:
-        """Change fields of a note; omitted fields stay as they are. Pass expectedVersion (the version you read)
-        so you never overwrite someone else's edit. For small body edits prefer patch_note."""
+        """Change fields of a note; omitted fields stay. Pass expectedVersion (the version you read) so you never
+        overwrite another edit. For small body edits use patch_note."""
         changes = NoteChanges(
             title=title,
             body=body,
@@ -425,7 +438,7 @@ def build_server(services: Services) -> MCPServer:
         )
         return NoteWritten.of_view(notes.update(caller(), id, changes, expected_version=expectedVersion))
 
-    @tool("patch_note", "Patch note", EDIT)
+    @tool("patch_note", EDIT)
     def patch_note(
         id: NoteIdArg,
         mode: Annotated[
@@ -438,29 +451,29 @@ def build_server(services: Services) -> MCPServer:
         ] = None,
         expectedVersion: ExpectedVersionArg = None,
     ) -> NoteWritten:
-        """Edit a note's body without resending it: append, prepend, or replace an exact snippet. If find does
-        not occur, nothing is written and you get a 422: re-read the note with get_note."""
+        """Edit a note's body without resending it: append, prepend, or replace the exact text find. If find does not
+        occur, nothing is written (422): re-read the note."""
         return NoteWritten.of_view(
             notes.patch(caller(), id, mode=PatchMode(mode), text=text, find=find, expected_version=expectedVersion)
         )
 
-    @tool("delete_note", "Delete note", IDEMPOTENT_EDIT)
+    @tool("delete_note", IDEMPOTENT_EDIT)
     def delete_note(id: NoteIdArg, expectedVersion: ExpectedVersionArg = None) -> NoteWritten:
-        """Soft-delete a note: it leaves searches and context but keeps its history; restore_note undoes it.
-        To retire an outdated note, prefer superseding it with its replacement."""
+        """Soft-delete a note (restore_note undoes it). To retire an outdated note, supersede it with its replacement
+        instead."""
         return NoteWritten.of_view(notes.delete(caller(), id, expected_version=expectedVersion))
 
-    @tool("restore_note", "Restore note", RESTORE)
+    @tool("restore_note", RESTORE)
     def restore_note(id: NoteIdArg) -> NoteWritten:
-        """Bring back a soft-deleted note (a new version). Restoring a note that is not deleted changes nothing."""
+        """Bring back a soft-deleted note as a new version."""
         return NoteWritten.of_view(notes.restore(caller(), id))
 
     # ----- history ------------------------------------------------------------------------------------------
 
-    @tool("list_note_revisions", "List note revisions", READ_ONLY)
+    @tool("list_note_revisions", READ_ONLY)
     def list_note_revisions(
         id: NoteIdArg,
-        limit: Annotated[int, Field(description="Revisions per page (1-100).", ge=1, le=100)] = 20,
+        limit: Annotated[int, Field(description="Revisions per page.", ge=1, le=100)] = 20,
         cursor: Annotated[str | None, Field(description="nextCursor from the previous page.")] = None,
         includeBody: Annotated[bool, Field(description="Include each revision's full body; costs tokens.")] = False,
     ) -> RevisionList:
@@ -473,9 +486,9 @@ def build_server(services: Services) -> MCPServer:
             next_cursor=page.next_cursor,
         )
 
-    @tool("get_note_revision", "Get note revision", READ_ONLY)
+    @tool("get_note_revision", READ_ONLY)
     def get_note_revision(
-        id: NoteIdArg, version: Annotated[int, Field(description="Version number to fetch.", ge=1)]
+        id: NoteIdArg, version: Annotated[int, Field(description="Version to fetch.", ge=1)]
     ) -> NoteFull:
         """Fetch one earlier version of a note with its full body."""
         principal = caller()
@@ -485,21 +498,21 @@ def build_server(services: Services) -> MCPServer:
 
     # ----- search -------------------------------------------------------------------------------------------
 
-    @tool("search_notes", "Search notes", READ_ONLY)
+    @tool("search_notes", READ_ONLY)
     def search_notes(
         project: ProjectArg,
-        query: Annotated[str, Field(description="Words or a question to look for.")],
+        query: Annotated[str, Field(description="Words or a question.")],
         semantic: Annotated[
             bool, Field(description="Prefer meaning over exact words; always safe, falls back to keywords.")
         ] = False,
         types: Annotated[list[NoteType] | None, Field(description="Only these note types.")] = None,
         statuses: Annotated[list[NoteStatus] | None, Field(description="Only these statuses.")] = None,
         tags: Annotated[list[str] | None, Field(description="Only notes with at least one of these tags.")] = None,
-        limit: Annotated[int, Field(description="Maximum results (1-50).", ge=1, le=50)] = 10,
+        limit: Annotated[int, Field(description="Maximum results.", ge=1, le=50)] = 10,
         includeBody: Annotated[bool, Field(description="Return full bodies; costs tokens.")] = False,
     ) -> SearchResult:
-        """Find notes in a project by keywords; results are lean (id, title, snippet, score). Check here before
-        re-deciding something, then fetch what matters with get_notes."""
+        """Find notes by words (or meaning, with semantic); results are lean (id, title, snippet). Check here before re-
+        deciding something; fetch whole notes with get_notes."""
         filters = SearchFilters(
             types=frozenset(types or ()),
             statuses=frozenset(statuses or ()),
@@ -522,14 +535,14 @@ def build_server(services: Services) -> MCPServer:
 
     # ----- projects -----------------------------------------------------------------------------------------
 
-    @tool("list_projects", "List projects", READ_ONLY)
+    @tool("list_projects", READ_ONLY)
     def list_projects() -> ProjectList:
         """List the projects this key can see, with their summaries."""
         projects = services.projects.list(caller())
         notice = None if projects else "No projects yet; the first create_note or remember creates one."
         return ProjectList(projects=[ProjectOut.of(p) for p in projects], notice=notice)
 
-    @tool("update_project", "Update project", IDEMPOTENT_EDIT)
+    @tool("update_project", IDEMPOTENT_EDIT)
     def update_project(
         project: ProjectArg,
         summary: Annotated[str | None, Field(description="What the project is, in a few sentences.")] = None,
@@ -539,7 +552,7 @@ def build_server(services: Services) -> MCPServer:
         defaultMaxTokens: Annotated[
             int | None,
             Field(
-                description="Default token budget of get_context for this project (256-32000); 0 clears it.",
+                description="get_context's default budget here (256-32000); 0 clears it.",
                 ge=0,
                 le=32000,
             ),
@@ -552,36 +565,33 @@ def build_server(services: Services) -> MCPServer:
             )
         )
 
-    @tool("rename_project", "Rename project", IDEMPOTENT_EDIT)
+    @tool("rename_project", IDEMPOTENT_EDIT)
     def rename_project(
         project: ProjectArg,
         newName: Annotated[str, Field(description="The new slug, e.g. 'billing-service'.", max_length=64)],
     ) -> ProjectOut:
-        """Rename a project: its notes, history, keys and change feed follow, and the old name stops working.
-        Refused (409) if the new name is taken. Safe to retry."""
+        """Rename a project; its notes, history, keys and change feed follow. Refused (409) if the name is taken."""
         return ProjectOut.of(services.projects.rename(caller(), project, newName))
 
-    @tool("rename_tag", "Rename tag", IDEMPOTENT_EDIT)
+    @tool("rename_tag", IDEMPOTENT_EDIT)
     def rename_tag(
         project: ProjectArg,
         from_: Annotated[str, Field(alias="from", description="The tag to replace.")],
         to: Annotated[str, Field(description="The tag to use instead.")],
     ) -> TagRenameOut:
-        """Replace a tag on every note of a project (one new version per note, history kept). If done is false,
-        call again with the same arguments: it resumes where the last call stopped."""
+        """Replace a tag on every note of a project (history kept). If done is false, call again with the same
+        arguments to resume."""
         outcome = services.tags.rename(caller(), project, from_, to)
         return TagRenameOut(project=outcome.project, renamed=outcome.renamed, done=outcome.done)
 
-    @tool("get_usage", "Get usage", READ_ONLY)
+    @tool("get_usage", READ_ONLY)
     def get_usage() -> UsageOut:
-        """Show the plan, its limits and this month's usage: calls (by tool), tokens returned, notes, revisions and
-        stored bytes. A key scoped to one project sees that project's counts only."""
+        """Show the plan, its limits and this month's usage."""
         return UsageOut.of(services.workspaces.usage(caller()))
 
-    @tool("export_project", "Export project", READ_ONLY)
+    @tool("export_project", READ_ONLY)
     def export_project(project: ProjectArg) -> ExportOut:
-        """Export a project (every note with full body and metadata, its revisions, deleted notes marked) as
-        Notewell JSON Lines. Returns counts and resource links: read each with resources/read, in order."""
+        """Export a project (notes, revisions, deletions) as JSON Lines: read the returned resource links in order."""
         counts = services.portability.export_counts(caller(), project)
         pages = max(1, -(-counts.notes // EXPORT_PAGE_NOTES))
         return ExportOut(

@@ -1,4 +1,4 @@
-"""Wire shapes of tool results: pydantic models with camelCase aliases, advertised as output schemas."""
+"""Wire shapes of tool results: pydantic models with camelCase aliases, sent as structuredContent."""
 
 from __future__ import annotations
 
