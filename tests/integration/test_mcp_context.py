@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
+import bpe_openai
 import pytest
 
 from notewell.bootstrap import Services
+from notewell.domain.model import NoteStatus, NoteType
 from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
 
 pytestmark = pytest.mark.anyio
@@ -73,3 +77,43 @@ async def test_notes_are_readable_as_resources_and_other_tenants_are_not(service
         async with connect(app, keys.other_workspace, mode) as rival:
             with pytest.raises(Exception, match="No note"):
                 await rival.read_resource(f"notewell://notes/{note['id']}")
+
+
+KINDS = ["constraint", "decision", "failed_approach", "status", "task", "fact", "incident", "note", "architecture"]
+
+
+def text_of(result: object) -> str:
+    return result.content[0].text  # type: ignore[attr-defined,no-any-return]
+
+
+async def test_every_section_shows_its_best_and_the_answer_as_sent_fits_the_budget(services: Services) -> None:
+    """A 150-note project of mixed types at the default budget and at a tiny one: every section that has notes is
+    shown, every candidate left out is listed or counted, and the text the model reads fits by cl100k."""
+    encoding = bpe_openai.get_encoding("cl100k_base")
+    owner = services.auth.authenticate(make_keys(services).full)
+    assert owner is not None
+    for n in range(150):
+        kind = NoteType(KINDS[n % len(KINDS)])
+        body = f"Item {n}: the {kind.value} about shard {n % 13} and its retry policy, with the reasons we hold."
+        status = NoteStatus.PENDING if kind is NoteType.TASK else NoteStatus.CURRENT
+        services.notes.create(
+            owner, "big", title=f"{kind.value} {n}", body=body * (1 + n % 3), type=kind, status=status
+        )
+    key = services.auth.create_key(owner.workspace_id, name="agent").secret
+    async with running(make_app(services)) as app, connect(app, key, "auto") as client:
+        answers = [await client.call_tool("get_context", {"project": "big", **extra})
+                   for extra in ({}, {"maxTokens": 600}, {"maxTokens": 200, "detail": "lean"})]  # fmt: skip
+    for result in answers:
+        context = ok(result)
+        text, meta = text_of(result), context["meta"]
+        assert len(encoding.encode(text)) <= meta["budget"], meta
+        shown = {e["id"] for s in context["sections"] for e in s["entries"]}
+        listed = {o["id"] for o in meta["omittedIds"]}
+        assert meta["omitted"] == len(listed) + meta["unlisted"] and not shown & listed
+        assert set(re.findall(r"n_[0-9A-Z]{26}", text)) == shown | listed
+        assert (meta["unlisted"] > 0) == (f"{meta['unlisted']} more not listed" in text)
+    default = ok(answers[0])
+    assert [s["name"] for s in default["sections"]] == [
+        "constraints", "decisions", "failed_approaches", "status", "open_items", "recent_changes"
+    ]  # fmt: skip
+    assert len(ok(answers[1])["sections"]) >= 4  # 600 tokens still show the best of most sections

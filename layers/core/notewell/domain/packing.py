@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.model import Note, NoteType
-from notewell.domain.rules import estimate_tokens, excerpt, parse_ts
+from notewell.domain.rules import estimate_tokens, estimate_tokens_whole, excerpt, parse_ts
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -109,6 +109,9 @@ def inbound_links(notes: list[Note]) -> dict[str, int]:
 
 
 # ----- packing -------------------------------------------------------------------------------------------------
+# The answer is packed for the text a model reads (`PackedContext.text`), and charged by that text: the budget holds
+# for the answer as sent. Each candidate ends in one of four forms, best first: a full entry (its line carries the
+# title and an excerpt), a pointer (id and title), its id listed under "Omitted", or only counted there.
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,14 +134,23 @@ class PackedContext:
     header: dict[str, str]
     conflicts: list[dict[str, object]] = field(default_factory=list)
     sections: list[tuple[Section, list[dict[str, object]]]] = field(default_factory=list)
-    spent: int = 0
+    spent: int = 0  # estimated tokens of `text`
     selected: int = 0
     omitted_ids: list[tuple[str, str]] = field(default_factory=list)
-    truncated: bool = False  # the budget could not even list every candidate: more exists than was considered
+    unlisted: int = 0  # omitted candidates whose ids did not fit either: counted, not listed
+    text: str = ""
+
+    @property
+    def omitted(self) -> int:
+        return len(self.omitted_ids) + self.unlisted
+
+    @property
+    def truncated(self) -> bool:
+        return self.unlisted > 0
 
 
 def cost(value: object) -> int:
-    """Tokens an entry adds to the response: its compact JSON, estimated like everything else."""
+    """Tokens a JSON value adds to a response, estimated like everything else."""
     return estimate_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) + 1
 
 
@@ -156,7 +168,7 @@ def full_entry(note: Note, excerpt_chars: int) -> dict[str, object]:
 
 def pointer_entry(note: Note) -> dict[str, object]:
     """The one-line form of an entry that did not fit: enough to fetch it deliberately."""
-    return {"id": note.id, "title": excerpt(note.title, 60)}
+    return {"id": note.id, "title": excerpt(note.title, POINTER_TITLE_CHARS)}
 
 
 def resolve_budget(max_tokens: int | None, project_default: int | None, detail: Detail) -> int:
@@ -165,27 +177,129 @@ def resolve_budget(max_tokens: int | None, project_default: int | None, detail: 
     return max(MIN_BUDGET, min(MAX_BUDGET, chosen))
 
 
-def ref_cost(note_id: str, section: str) -> int:
-    """What listing an omitted note in meta.omittedIds costs."""
-    return cost({"id": note_id, "section": section})
-
-
-# The meta block's own keys and numbers (omittedIds are charged one by one).
-META_OVERHEAD = 40
-# Kept free for the estimate's error: measured within a few percent of cl100k/o200k on get_context's JSON.
-TOKENIZER_MARGIN = 0.03
-# At most this share of what is left after the header and conflicts goes to listing omitted notes.
+POINTER_TITLE_CHARS = 60
+# Kept free for the estimate's error against cl100k/o200k on the rendered answer (tests/unit/test_packing.py).
+TOKENIZER_MARGIN = 0.04
+# At most this share of what is left after the header and conflicts is held back for listing omitted ids.
 OMITTED_SHARE = 0.4
+MIXED_SECTIONS = (Section.RELEVANT, Section.RECENT_CHANGES)  # sections whose entries show their type
 
 
-def charge_order(sections: list[tuple[Section, list[Candidate]]], *, has_query: bool) -> list[Section]:
-    """The order sections are paid for (display order stays fixed): with a query, its matches come first —
-    they are what the agent asked about now."""
+# ----- the text a model reads ----------------------------------------------------------------------------------
+
+
+def _same_start(title: str, text: str) -> bool:
+    """Whether `text` begins by saying the title again (a derived title is the body's first words)."""
+    head = title.rstrip("…").strip().casefold()
+    return bool(head) and text.casefold().startswith(head)
+
+
+def entry_line(note: Note, section: Section, excerpt_chars: int) -> str:
+    """`- id [flags] title: excerpt`, saying each thing once: no excerpt that repeats the title, no status
+    unless it is not current, the type only where a section mixes types, the date only for recent changes."""
+    flags: list[str] = []
+    if section in MIXED_SECTIONS:
+        flags.append(note.type.value)
+    if note.status.value != "current":
+        flags.append(note.status.value)
+    if note.canonical:
+        flags.append("canonical")
+    if note.importance != 3:
+        flags.append(f"importance {note.importance}")
+    date = f" {note.updated_at[:10]}" if section is Section.RECENT_CHANGES else ""
+    marks = f" [{', '.join(flags)}]" if flags else ""
+    shown = excerpt(note.body, excerpt_chars)
+    text = shown if _same_start(note.title, shown) else f"{note.title}: {shown}" if shown else note.title
+    return f"- {note.id}{date}{marks} {text}"
+
+
+def pointer_line(note: Note) -> str:
+    return f"- {note.id} {excerpt(note.title, POINTER_TITLE_CHARS)}"
+
+
+def conflict_line(entry: ConflictEntry, *, full: bool) -> str:
+    if not full:
+        return f"- {entry.note.id} [{entry.kind}]"
+    return f"- {entry.note.id} [{entry.kind}] {entry.note.title}: {entry.message}"
+
+
+SECTION_HEADINGS = {
+    Section.CONSTRAINTS: "## Constraints", Section.DECISIONS: "## Decisions",
+    Section.FAILED_APPROACHES: "## Failed approaches", Section.STATUS: "## Status", Section.RELEVANT: "## Relevant",
+    Section.OPEN_ITEMS: "## Open items", Section.RECENT_CHANGES: "## Recent changes",
+}  # fmt: skip
+CONFLICTS_HEADING = "## Conflicts: settle these first"
+OMITTED_HEADING = "## Omitted for the budget: read with get_notes"
+
+
+def unlisted_line(count: int) -> str:
+    return f"{count} more not listed: raise maxTokens, pass a query, or use search_notes."
+
+
+def line_cost(line: str) -> int:
+    return estimate_tokens(line) + 1  # and its line break
+
+
+@dataclass(slots=True)
+class _Slot:
+    """One candidate's place in the answer while packing."""
+
+    section: Section
+    note: Note
+    label: str  # the name it is listed under when omitted: its section, or "conflicts"
+    form: str = "counted"  # full | pointer | listed | counted
+    line: str = ""
+
+    @property
+    def id_cost(self) -> int:
+        return estimate_tokens(" " + self.note.id) + 1
+
+
+def _render(
+    project: str, detail: Detail, header: dict[str, str], notice: str | None, conflict_lines: list[str],
+    slots: list[_Slot], omitted: list[_Slot],
+) -> str:  # fmt: skip
+    lines = [f"# {project}: {detail.value} context"]
+    lines += [f"{key.capitalize()}: {value}" for key, value in header.items()]
+    if notice:
+        lines.append(notice)
+    if conflict_lines:
+        lines += [CONFLICTS_HEADING, *conflict_lines]
+    for section in SECTION_ORDER:
+        shown = [slot.line for slot in slots if slot.section is section and slot.form in ("full", "pointer")]
+        if shown:
+            lines += [SECTION_HEADINGS[section], *shown]
+    listed: dict[str, list[str]] = {}
+    for slot in omitted:
+        if slot.form == "listed":
+            listed.setdefault(slot.label, []).append(slot.note.id)
+    unlisted = sum(1 for slot in omitted if slot.form == "counted")
+    if listed or unlisted:
+        lines.append(OMITTED_HEADING)
+        lines += [f"{label}: {' '.join(ids)}" for label, ids in listed.items()]
+        if unlisted:
+            lines.append(unlisted_line(unlisted))
+    return "\n".join(lines)
+
+
+def priority(
+    sections: list[tuple[Section, list[Candidate]]], *, has_query: bool, shown_apart: set[str] | None = None
+) -> list[tuple[Section, Candidate]]:
+    """The order candidates are paid for (display order stays fixed): every section's best, then every section's
+    second best, and so on, so a section's long tail degrades before another section gets nothing. With a query,
+    its matches lead each round: they are what the agent asked about now."""
     names = [section for section, _ in sections]
     if has_query and Section.RELEVANT in names:
         names.remove(Section.RELEVANT)
         names.insert(0, Section.RELEVANT)
-    return names
+    by_section = dict(sections)
+    seen: set[str] = set(shown_apart or ())  # the conflicts' notes are shown with the conflicts
+    ranked: dict[Section, list[Candidate]] = {}
+    for section in names:  # each note once, in the first section that claims it
+        ranked[section] = [c for c in by_section[section] if c.note.id not in seen]
+        seen.update(c.note.id for c in ranked[section])
+    rounds = max((len(c) for c in ranked.values()), default=0)
+    return [(s, ranked[s][r]) for r in range(rounds) for s in names if r < len(ranked[s])]
 
 
 def pack(
@@ -197,93 +311,120 @@ def pack(
     conflicts: list[ConflictEntry],
     sections: list[tuple[Section, list[Candidate]]],
     has_query: bool = False,
+    project: str = "",
+    notice: str | None = None,
 ) -> PackedContext:
-    """Fill the context within `budget`, the whole answer included (entries, header, conflicts, meta).
+    """Fill the answer within `budget`, charged on its rendered text (`PackedContext.text`).
 
     Conflicts and the header are charged first, so a long constraint can never push out the warning it conflicts
-    with. Then sections are paid for in `charge_order`: an entry that does not fit becomes a one-line pointer, and
-    is dropped only when even that does not fit, always listed in omitted_ids. Every candidate's omittedIds line is
-    reserved before any entry is placed, so the list is complete for the candidates considered; when a small
-    budget cannot even list them all, the lowest-priority candidates are not considered and `truncated` says so.
+    with. Then candidates are paid for in `priority` order: a full entry if it fits, else a pointer, else its id
+    under "Omitted". Ids of the candidates not yet placed are held back (up to OMITTED_SHARE of the budget), so
+    the list stays complete as far as it can; past that, candidates are counted (`unlisted`) and the answer says
+    how many. Every candidate is accounted for: shown, listed or counted.
     """
     excerpt_chars = DETAIL_LEVELS[detail].excerpt_chars
     packed = PackedContext(budget=budget, detail=detail, header={})
-    remaining = int(budget * (1 - TOKENIZER_MARGIN)) - META_OVERHEAD
+    limit = int(budget * (1 - TOKENIZER_MARGIN))
+    # The fixed parts: the title line, the notice, the headings and the "N more" line that may be needed.
+    remaining = limit - line_cost(f"# {project}: {detail.value} context") - line_cost(OMITTED_HEADING)
+    remaining -= line_cost(unlisted_line(10_000))
+    if notice:
+        remaining -= line_cost(notice)
 
-    # Conflicts first: in full if they fit, as pointers if not, omitted only past that.
+    # Conflicts first: in full if they fit, as pointers if not, listed past that.
+    conflict_lines: list[str] = []
+    conflict_slots: list[_Slot] = []
+    if conflicts:
+        remaining -= line_cost(CONFLICTS_HEADING)
     for conflict in conflicts:
-        entry: dict[str, object] = {
-            "id": conflict.note.id, "title": conflict.note.title, "kind": conflict.kind, "message": conflict.message,
-        }  # fmt: skip
-        pointer: dict[str, object] = {"id": conflict.note.id, "kind": conflict.kind}
-        for candidate_entry in (entry, pointer):
-            if cost(candidate_entry) <= remaining:
-                packed.conflicts.append(candidate_entry)
-                remaining -= cost(candidate_entry)
+        for full in (True, False):
+            line = conflict_line(conflict, full=full)
+            if line_cost(line) <= remaining:
+                conflict_lines.append(line)
+                remaining -= line_cost(line)
+                packed.conflicts.append(
+                    {"id": conflict.note.id, "title": conflict.note.title, "kind": conflict.kind,
+                     "message": conflict.message} if full else {"id": conflict.note.id, "kind": conflict.kind}
+                )  # fmt: skip
                 packed.selected += 1
                 break
-        else:
-            if ref_cost(conflict.note.id, "conflicts") <= remaining:
-                packed.omitted_ids.append((conflict.note.id, "conflicts"))
-                remaining -= ref_cost(conflict.note.id, "conflicts")
-            else:
-                packed.truncated = True
+        else:  # listed with the omitted ahead of every section's notes
+            slot = _Slot(Section.CONSTRAINTS, conflict.note, "conflicts")
+            label = 0 if conflict_slots else line_cost("conflicts:")
+            if slot.id_cost + label <= remaining:
+                slot.form = "listed"
+                remaining -= slot.id_cost + label
+            conflict_slots.append(slot)
 
     # The header: cut to what is left, never at the conflicts' expense.
     for key, text in (("summary", summary), ("instructions", instructions)):
-        if not text:
-            continue
         value = text
-        while value and cost({key: value}) > remaining:
+        while value and line_cost(f"{key.capitalize()}: {value}") > remaining:
             value = excerpt(value, max(0, len(value) // 2))
             if len(value) < 20:
                 value = ""
         if value:
             packed.header[key] = value
-            remaining -= cost({key: value})
+            remaining -= line_cost(f"{key.capitalize()}: {value}")
 
-    # The candidate pool in charge order, each note once (with a query, in `relevant` if it matches it).
-    by_section = dict(sections)
-    placed: set[str] = {c.note.id for c in conflicts}
-    pool: list[tuple[Section, Candidate, int]] = []
-    for section in charge_order(sections, has_query=has_query):
-        for candidate in by_section[section]:
-            if candidate.note.id not in placed:
-                placed.add(candidate.note.id)
-                pool.append((section, candidate, ref_cost(candidate.note.id, section.value)))
-    allowance = max(0, int(remaining * OMITTED_SHARE))
-    reserve = 0
-    for index, (_, _, ref) in enumerate(pool):
-        if reserve + ref > allowance:
-            pool = pool[:index]
-            packed.truncated = True
+    slots = [
+        _Slot(section, c.note, section.value)
+        for section, c in priority(sections, has_query=has_query, shown_apart={c.note.id for c in conflicts})
+    ]
+    listing = {section: line_cost(f"{section.value}:") for section in SECTION_ORDER}
+    reserve, allowance, held = 0, max(0, int(remaining * OMITTED_SHARE)), 0
+    for slot in slots:  # hold back the ids of as many candidates as the allowance covers, best first
+        if reserve + slot.id_cost > allowance:
             break
-        reserve += ref
+        reserve += slot.id_cost
+        held += 1
+    headed: set[Section] = set()
+    labelled: set[Section] = set()
+    for index, slot in enumerate(slots):
+        if index < held:
+            reserve -= slot.id_cost  # this note's own id no longer needs holding: it is placed now
+        free = remaining - reserve
+        heading = 0 if slot.section in headed else line_cost(SECTION_HEADINGS[slot.section])
+        for form, line in (("full", entry_line(slot.note, slot.section, excerpt_chars)),
+                           ("pointer", pointer_line(slot.note))):  # fmt: skip
+            if line_cost(line) + heading <= free:
+                slot.form, slot.line = form, line
+                remaining -= line_cost(line) + heading
+                headed.add(slot.section)
+                break
+        else:
+            label = 0 if slot.section in labelled else listing[slot.section]
+            if slot.id_cost + label <= free:  # a held id always fits: its reserve was just freed
+                slot.form = "listed"
+                remaining -= slot.id_cost + label
+                labelled.add(slot.section)
+
+    everything = conflict_slots + slots
+    # The estimate is charged line by line; the whole text is the judge. Degrade the last-placed until it fits.
+    text = ""
+    while True:
+        text = _render(project, detail, packed.header, notice, conflict_lines, slots, everything)
+        if estimate_tokens_whole(text) <= limit:
+            break
+        placed = [slot for slot in slots if slot.form != "counted"]
+        if not placed:
+            break
+        last = placed[-1]
+        last.form = {"full": "pointer", "pointer": "listed", "listed": "counted"}[last.form]
+        last.line = pointer_line(last.note) if last.form == "pointer" else last.line
 
     entries_by_section: dict[Section, list[dict[str, object]]] = {}
-    smallest = cost({"id": "n_" + "0" * 26, "title": ""})  # no entry, not even a pointer, is cheaper than this
-    for section, candidate, ref in pool:
-        note = candidate.note
-        reserve -= ref  # this note's own line is no longer needed if it gets placed
-        entries = entries_by_section.setdefault(section, [])
-        overhead = 0 if entries else cost({section.value: []})
-        free = remaining - reserve
-        placed_entry: dict[str, object] | None = None
-        if free >= smallest + overhead:
-            full = full_entry(note, excerpt_chars)
-            if cost(full) + overhead <= free:
-                placed_entry = full
-            else:
-                short = pointer_entry(note)
-                if cost(short) + overhead <= free:
-                    placed_entry = short
-        if placed_entry is not None:
-            entries.append(placed_entry)
-            remaining -= cost(placed_entry) + overhead
-            packed.selected += 1
-        else:
-            packed.omitted_ids.append((note.id, section.value))
-            remaining -= ref
+    for slot in slots:
+        if slot.form == "full":
+            entries_by_section.setdefault(slot.section, []).append(full_entry(slot.note, excerpt_chars))
+        elif slot.form == "pointer":
+            entries_by_section.setdefault(slot.section, []).append(pointer_entry(slot.note))
+    packed.selected += sum(1 for slot in slots if slot.form in ("full", "pointer"))
     packed.sections = [(s, entries_by_section[s]) for s in SECTION_ORDER if entries_by_section.get(s)]
-    packed.spent = budget - remaining
+    for slot in everything:
+        if slot.form == "listed":
+            packed.omitted_ids.append((slot.note.id, slot.label))
+    packed.unlisted = sum(1 for slot in everything if slot.form == "counted")
+    packed.text = text
+    packed.spent = estimate_tokens_whole(text)
     return packed

@@ -182,7 +182,9 @@ def words(text: str) -> list[str]:
     return _INDEX_WORD.findall(unicodedata.normalize("NFC", text).lower())
 
 
-_TOKEN_PIECE = re.compile(r"[^\W\d_]+|\d+|\s+|[^\w\s]+|_")
+# A run of ASCII letters and digits that mixes them (ids, hashes, versions such as 'v2') comes first: tokenizers
+# split such runs into pieces of about 1.5 characters (a note id's 26 characters are 17 cl100k tokens).
+_TOKEN_PIECE = re.compile(r"[A-Za-z0-9]*(?:[A-Za-z][0-9]|[0-9][A-Za-z])[A-Za-z0-9]*|[^\W\d_]+|\d+|\s+|[^\w\s]+|_")
 
 
 def estimate_tokens(text: str) -> int:
@@ -202,6 +204,11 @@ def estimate_tokens(text: str) -> int:
     return _count_tokens(text)
 
 
+def estimate_tokens_whole(text: str) -> int:
+    """estimate_tokens without sampling: what a budget check needs, where a sampled guess could overrun."""
+    return _count_tokens(text)
+
+
 SAMPLE_ABOVE = 4_096
 SAMPLE_SLICES = 4
 SAMPLE_CHARS = 1_024
@@ -212,7 +219,9 @@ def _count_tokens(text: str) -> int:
     for match in _TOKEN_PIECE.finditer(text):
         piece = match.group()
         first = piece[0]
-        if first.isalpha():
+        if piece.isascii() and piece.isalnum() and not piece.isalpha() and not piece.isdigit():
+            count += (len(piece) * 2 + 2) // 3  # mixed letters and digits: 1.5 characters a token
+        elif first.isalpha():
             count += 1 + (len(piece) - 1) // 8 if piece.isascii() else len(piece) // 2 + 1
         elif first.isdigit():
             count += (len(piece) + 2) // 3

@@ -45,6 +45,7 @@ from notewell.entrypoints.wire import (
     SearchResult,
     TagRenameOut,
     UsageOut,
+    Wire,
 )
 from notewell.services.memory import RememberRequest
 from notewell.services.metering import Meter
@@ -161,8 +162,9 @@ def tool_result(fn: Callable[P, BaseModel], meter: Meter | None = None) -> Calla
                 meter.admit_call(principal.workspace_id)
             model = fn(*args, **kwargs)
             structured = model.model_dump(mode="json", by_alias=True, exclude_none=True)
+            text = model.as_text() if isinstance(model, Wire) else None
             result = CallToolResult(
-                content=[TextContent(type="text", text=_compact_text(structured))],
+                content=[TextContent(type="text", text=text if text is not None else _compact_text(structured))],
                 structured_content=structured,
             )
             return result

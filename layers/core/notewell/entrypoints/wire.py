@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 from notewell.domain import rules
@@ -20,6 +20,11 @@ if TYPE_CHECKING:
 
 class Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    _text: str | None = PrivateAttr(default=None)
+
+    def as_text(self) -> str | None:
+        """What the model reads, when it is not this result's compact JSON."""
+        return self._text
 
 
 class LinkOut(Wire):
@@ -369,12 +374,13 @@ class OmittedRef(Wire):
 
 class ContextMeta(Wire):
     budget: int = Field(description="Token budget this answer was packed into.")
-    spent: int = Field(description="Estimated tokens of the content above (never more than budget).")
+    spent: int = Field(description="Estimated tokens of the text answer (never more than budget).")
     detail: str
     selected: int
-    omitted: int
+    omitted: int = Field(description="Candidates left out for the budget: len(omittedIds) + unlisted.")
     omitted_ids: list[OmittedRef] = Field(description="Notes left out for lack of budget: fetch them with get_notes.")
-    truncated: bool = Field(default=False, description="True: even more notes exist than could be listed here.")
+    unlisted: int = Field(default=0, description="Omitted candidates whose ids did not fit in omittedIds either.")
+    truncated: bool = Field(default=False, description="True: unlisted > 0.")
 
 
 class ContextOut(Wire):
@@ -389,7 +395,7 @@ class ContextOut(Wire):
     @classmethod
     def of(cls, result: ContextResult) -> ContextOut:
         packed = result.packed
-        return cls(
+        out = cls(
             project=result.project,
             summary=packed.header.get("summary"),
             instructions=packed.header.get("instructions"),
@@ -401,10 +407,12 @@ class ContextOut(Wire):
             notice=result.notice,
             meta=ContextMeta(
                 budget=packed.budget, spent=packed.spent, detail=packed.detail.value, selected=packed.selected,
-                omitted=len(packed.omitted_ids),
-                omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids], truncated=packed.truncated,
+                omitted=packed.omitted, omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids],
+                unlisted=packed.unlisted, truncated=packed.truncated,
             ),
         )  # fmt: skip
+        out._text = packed.text
+        return out
 
 
 class ChangeOut(Wire):

@@ -60,11 +60,14 @@ class ContextService:
         target = visible_project(self._deps, principal, project)
         if target is None:
             budget = packing.resolve_budget(max_tokens, None, detail)
-            empty = packing.pack(budget=budget, detail=detail, summary="", instructions="", conflicts=[], sections=[])
-            notice = (
+            notice: str | None = (
                 f"Project {project!r} has no notes yet. Start it with remember(project={project!r}, content=..., "
                 "type='decision'|'constraint'|...) and end sessions with checkpoint."
             )
+            empty = packing.pack(
+                budget=budget, detail=detail, summary="", instructions="", conflicts=[], sections=[], project=project,
+                notice=notice,
+            )  # fmt: skip
             return ContextResult(project, False, empty, notice)
 
         ws, now = principal.workspace_id, self._deps.clock.now()
@@ -119,22 +122,19 @@ class ContextService:
                 sections.append((section, ranked(notes, canonical_first=section is Section.DECISIONS)))
 
         budget = packing.resolve_budget(max_tokens, target.default_max_tokens, detail)
-        packed = packing.pack(
-            budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
-            conflicts=conflicts, sections=sections, has_query=bool(text),
-        )  # fmt: skip
-        empty_notice: str | None = None
-        if packed.truncated:
-            empty_notice = (
-                "More notes exist than this budget can list: raise maxTokens, pass a query, or use search_notes "
-                "and get_changes_since."
-            )
-        if not packed.sections and not packed.conflicts:
-            empty_notice = (
+        notice = None
+        if not conflicts and not any(candidates for _, candidates in sections):
+            notice = (
                 f"Project {project!r} has no current notes. Record decisions and constraints with remember; "
                 "end sessions with checkpoint."
             )
-        return ContextResult(target.slug, True, packed, empty_notice)
+        packed = packing.pack(
+            budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
+            conflicts=conflicts, sections=sections, has_query=bool(text), project=target.slug, notice=notice,
+        )  # fmt: skip
+        if packed.truncated:  # the text says so in its omitted list; the structured answer says it here
+            notice = packing.unlisted_line(packed.unlisted)
+        return ContextResult(target.slug, True, packed, notice)
 
     @staticmethod
     def _relevance(notes: list[Note], query: str) -> dict[str, float]:
