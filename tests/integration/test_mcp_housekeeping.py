@@ -79,8 +79,16 @@ async def test_export_project_returns_counts_and_readable_resource_pages(service
                 ("note", first["id"]), ("revision", first["id"]), ("note", gone["id"]), ("revision", gone["id"]),
             ]  # fmt: skip
             assert lines[4]["deletedAt"] and lines[2]["body"] == "alpha two"
-            missing = err(await client.call_tool("export_project", {"project": "ghost"}))
-            assert missing["status"] == 404
+            result = await client.call_tool("export_project", {"project": "api"})
+            links = [block for block in result.content if block.type == "resource_link"]
+            assert [link.uri for link in links] == exported["resources"]  # type: ignore[union-attr]
+            assert links[0].mime_type == "application/x-ndjson"  # type: ignore[union-attr]
+            linked = await client.read_resource(links[0].uri)  # type: ignore[union-attr]
+            linked_lines = linked.contents[0].text.splitlines()  # type: ignore[union-attr]
+            assert linked_lines[1:] == page.contents[0].text.splitlines()[1:]  # type: ignore[union-attr]
+            ghost = ok(await client.call_tool("export_project", {"project": "ghost"}))  # a read: empty, says so
+            assert (ghost["notes"], ghost["pages"], ghost["resources"]) == (0, 0, [])
+            assert "no notes yet" in ghost["notice"]
         async with connect(app, keys.other_workspace, mode) as rival:
             with pytest.raises(Exception, match="No project"):
                 await rival.read_resource(exported["resources"][0])

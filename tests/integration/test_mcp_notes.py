@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 import httpx2
@@ -109,31 +108,36 @@ async def test_create_note_of_a_decision_lists_its_neighbours_like_remember(serv
     assert plain["reviewRequired"] is False and plain["neighbours"] == []
 
 
-async def test_reads_are_lean_unless_bodies_are_asked_for(services: Services, keys: Keys) -> None:
-    long_body = "Rate limits apply per tenant. " + "detail " * 400
+async def test_reads_are_lean_unless_bodies_are_asked_for_and_what_was_asked_for_is_whole_in_the_text(
+    services: Services, keys: Keys
+) -> None:
+    long_body = "Rate limits apply per tenant. " + "detail " * 1_400  # over 10,000 characters
     async with running(make_app(services)) as app, connect(app, keys.full, "auto") as client:
         note_id = ok(
-            await client.call_tool(
-                "create_note",
-                {
-                    "project": "p",
-                    "title": "Rate limits",
-                    "body": long_body,
-                },
-            )
+            await client.call_tool("create_note", {"project": "p", "title": "Rate limits", "body": long_body})
         )["id"]
-        lean = ok(await client.call_tool("search_notes", {"project": "p", "query": "rate limits"}))
+        lean_result = await client.call_tool("search_notes", {"project": "p", "query": "rate limits"})
+        lean = ok(lean_result)
         hit = lean["results"][0]
         assert hit["id"] == note_id and "body" not in hit and hit["bodySize"] == len(long_body)
         assert hit["snippet"] and len(hit["snippet"]) < 300 and lean["searchMode"] == keyword_search_mode(services)
-        heavy = ok(await client.call_tool("search_notes", {"project": "p", "query": "rate", "includeBody": True}))
-        assert heavy["results"][0]["body"] == long_body
-
+        lean_text = lean_result.content[0].text  # type: ignore[union-attr]
+        assert (
+            f"1 note in p ({lean['searchMode']})\n- {note_id} [note] Rate limits apply per tenant. detail" in lean_text
+        )
+        assert len(lean_text) < 400
+        heavy_result = await client.call_tool("search_notes", {"project": "p", "query": "rate", "includeBody": True})
+        assert ok(heavy_result)["results"][0]["body"] == long_body
+        assert long_body in heavy_result.content[0].text  # type: ignore[union-attr]
         result = await client.call_tool("get_note", {"id": note_id})
+        batch = await client.call_tool("get_notes", {"ids": [note_id, "n_01ARZ3NDEKTSV4RRFFQ69G5FAV"]})
     text = result.content[0].text  # type: ignore[union-attr]
-    assert "\n" not in text and ": " not in text.split('"body"')[0]  # compact, not pretty-printed
-    assert len(text) < len(long_body)  # the body is carried in full once, by structuredContent
-    assert json.loads(text.split(',"body"')[0] + "}")["id"] == note_id
+    assert text.startswith(f"# {note_id} [note] Rate limits\nv1 · project p · updated ")
+    assert text.endswith("\n\n" + long_body)  # whole: a client that forwards only text still gets the body
+    batch_text = batch.content[0].text  # type: ignore[union-attr]
+    assert long_body in batch_text and batch_text.endswith(
+        "Missing (unknown, deleted or not visible): n_01ARZ3NDEKTSV4RRFFQ69G5FAV"
+    )
 
 
 async def test_get_notes_returns_fifty_notes_and_lists_unknown_ids_as_missing(services: Services, keys: Keys) -> None:

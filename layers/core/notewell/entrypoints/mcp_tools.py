@@ -64,9 +64,6 @@ CURRENT_REQUEST_ID: ContextVar[str] = ContextVar("notewell_request_id", default=
 
 # Notes per export resource page: bounded resource reads, never one unbounded tool result.
 EXPORT_PAGE_NOTES = 500
-# Strings longer than this are cut in the text block: structuredContent already carries them in full.
-TEXT_BLOCK_STRING_LIMIT = 1_000
-
 SERVER_INSTRUCTIONS = (
     "Notewell is this project's durable memory: decisions, constraints, failed approaches, status and handoffs "
     "that outlive your session. START every task with get_context(project, query=<the task>) and follow its "
@@ -124,16 +121,9 @@ def caller() -> Principal:
 
 
 def _compact_text(payload: object) -> str:
-    def shorten(value: object) -> object:
-        if isinstance(value, str) and len(value) > TEXT_BLOCK_STRING_LIMIT:
-            return value[:TEXT_BLOCK_STRING_LIMIT] + f"…[{len(value):,} chars; full text in structuredContent]"
-        if isinstance(value, dict):
-            return {k: shorten(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [shorten(v) for v in value]
-        return value
-
-    return json.dumps(shorten(payload), ensure_ascii=False, separators=(",", ":"))
+    """A result without a text rendering of its own, as compact JSON: nothing is cut, since what a tool returns
+    is what it was asked for, and many clients hand the model only this block."""
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
 
 
 def error_result(status: int, code: str, message: str, **details: object) -> CallToolResult:
@@ -163,8 +153,12 @@ def tool_result(fn: Callable[P, BaseModel], meter: Meter | None = None) -> Calla
             model = fn(*args, **kwargs)
             structured = model.model_dump(mode="json", by_alias=True, exclude_none=True)
             text = model.as_text() if isinstance(model, Wire) else None
+            links = model.resource_links() if isinstance(model, Wire) else []
             result = CallToolResult(
-                content=[TextContent(type="text", text=text if text is not None else _compact_text(structured))],
+                content=[
+                    TextContent(type="text", text=text if text is not None else _compact_text(structured)),
+                    *links,
+                ],
                 structured_content=structured,
             )
             return result
@@ -595,6 +589,11 @@ def build_server(services: Services) -> MCPServer:
     def export_project(project: ProjectArg) -> ExportOut:
         """Export a project (notes, revisions, deletions) as JSON Lines: read the returned resource links in order."""
         counts = services.portability.export_counts(caller(), project)
+        if counts is None:
+            return ExportOut(
+                project=project, notes=0, deleted=0, revisions=0, pages=0, page_size=EXPORT_PAGE_NOTES, resources=[],
+                notice=f"Project {project!r} has no notes yet; there is nothing to export.",
+            )  # fmt: skip
         pages = max(1, -(-counts.notes // EXPORT_PAGE_NOTES))
         return ExportOut(
             project=project, notes=counts.notes, deleted=counts.deleted, revisions=counts.revisions, pages=pages,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp.types import ResourceLink
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
@@ -25,6 +26,32 @@ class Wire(BaseModel):
     def as_text(self) -> str | None:
         """What the model reads, when it is not this result's compact JSON."""
         return self._text
+
+    def resource_links(self) -> list[ResourceLink]:
+        """Resources the result points at, sent as MCP resource_link content next to the text."""
+        return []
+
+
+def _flags(*flags: str | None) -> str:
+    shown = [flag for flag in flags if flag]
+    return f" [{', '.join(shown)}]" if shown else ""
+
+
+def _said_once(title: str, text: str) -> str:
+    """Title and text as one phrase: the text alone when it starts by repeating the title (a derived title)."""
+    head = title.rstrip("…").strip().casefold()
+    if not text:
+        return title
+    return text if head and text.lstrip("…").casefold().startswith(head) else f"{title}: {text}"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _minute(timestamp: str) -> str:
+    """'2026-03-01T12:34:56.789Z' as '2026-03-01 12:34': what a reader needs of a time, in UTC."""
+    return timestamp[:16].replace("T", " ")
 
 
 class LinkOut(Wire):
@@ -111,6 +138,20 @@ class NoteFull(Wire):
     def of_view(cls, view: NoteView) -> NoteFull:
         return cls.of(view.note, view.project)
 
+    def as_text(self) -> str:
+        """A header line of what is not default, then the whole body: what get_note was asked for."""
+        facts = [f"v{self.version}", f"project {self.project}", f"updated {_minute(self.updated_at)} by {self.author}"]
+        if self.tags:
+            facts.append("tags " + ", ".join(self.tags))
+        facts += [f"{link.relation} {link.target}" for link in self.links]
+        facts += [f"supersedes {', '.join(self.supersedes)}"] if self.supersedes else []
+        facts += [f"superseded by {', '.join(self.superseded_by)}"] if self.superseded_by else []
+        flags = _flags(self.type, self.status if self.status != "current" else None,
+                       "canonical" if self.canonical else None,
+                       f"importance {self.importance}" if self.importance != 3 else None,
+                       f"deleted {_minute(self.deleted_at)}" if self.deleted_at else None)  # fmt: skip
+        return f"# {self.id}{flags} {self.title}\n{' · '.join(facts)}\n\n{self.body}"
+
 
 class NoteWritten(NoteLean):
     """What a write returns: the note's lean form, never an echo of the body."""
@@ -126,6 +167,12 @@ class NoteWritten(NoteLean):
 class NotesBatch(Wire):
     notes: list[NoteFull]
     missing: list[str] = Field(description="Requested ids that do not exist, are deleted or are not visible.")
+
+    def as_text(self) -> str:
+        parts = [note.as_text() for note in self.notes]
+        if self.missing:
+            parts.append("Missing (unknown, deleted or not visible): " + " ".join(self.missing))
+        return "\n\n".join(parts) if parts else "No notes."
 
 
 class SearchItem(Wire):
@@ -162,6 +209,18 @@ class SearchResult(Wire):
     search_mode: str = Field(description="Which engine answered: hybrid, vector, ranked_scan, fulltext or substring.")
     results: list[SearchItem]
     notice: str | None = Field(default=None, description="Why the result is empty, when it is.")
+
+    def as_text(self) -> str:
+        """One line a hit, best first: `- id [type] title: snippet` (a body, when asked for, whole below it)."""
+        lines = [f"{_count(len(self.results), 'note')} in {self.project} ({self.search_mode})"]
+        if self.notice:
+            lines.append(self.notice)
+        for hit in self.results:
+            flags = _flags(hit.type, hit.status if hit.status != "current" else None)
+            lines.append(f"- {hit.id}{flags} {_said_once(hit.title, hit.snippet)}")
+            if hit.body is not None:
+                lines.append(hit.body)
+        return "\n".join(lines)
 
 
 class RevisionItem(Wire):
@@ -435,6 +494,20 @@ class ChangesOut(Wire):
     retry_after: int | None = Field(default=None, description="Seconds until the newest changes can be served.")
     notice: str | None = None
 
+    def as_text(self) -> str:
+        """`- id change vN time [type] title: excerpt`, oldest first, then what to do with the cursor."""
+        more = "hasMore: call again now with this cursor" if self.has_more else "hasMore false: keep this cursor"
+        lines = [f"{_count(len(self.changes), 'change')} in {self.project}; {more}", f"cursor: {self.cursor}"]
+        if self.retry_after is not None:
+            lines.append(f"retryAfter: {self.retry_after} s")
+        if self.notice:
+            lines.append(self.notice)
+        for c in self.changes:
+            flags = _flags(c.type, c.status if c.status != "current" else None)
+            head = f"- {c.id} {c.change} v{c.version} {_minute(c.updated_at)}{flags}"
+            lines.append(f"{head} {_said_once(c.title, c.excerpt)}")
+        return "\n".join(lines)
+
     @classmethod
     def of(cls, page: ChangesPage) -> ChangesOut:
         return cls(
@@ -503,3 +576,13 @@ class ExportOut(Wire):
     pages: int
     page_size: int
     resources: list[str] = Field(description="Read these with resources/read, in order: Notewell JSON Lines.")
+    notice: str | None = None
+
+    def resource_links(self) -> list[ResourceLink]:
+        return [
+            ResourceLink(
+                type="resource_link", uri=uri, name=f"{self.project} export page {number}",
+                mime_type="application/x-ndjson", description=f"Notewell JSON Lines, page {number} of {self.pages}",
+            )
+            for number, uri in enumerate(self.resources, start=1)
+        ]  # fmt: skip

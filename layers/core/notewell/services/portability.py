@@ -148,9 +148,12 @@ class PortabilityService:
         target = self._readable(principal, project)
         return self._export(principal.workspace_id, target)
 
-    def export_counts(self, principal: Principal, project: str) -> ExportCounts:
-        """What an export of the project holds. Reads the whole feed (and the revisions of edited notes)."""
-        target = self._readable(principal, project)
+    def export_counts(self, principal: Principal, project: str) -> ExportCounts | None:
+        """What an export of the project holds, None when the project does not exist (a read of an unknown project
+        is empty, not an error). Reads the whole feed (and the revisions of edited notes)."""
+        target = visible_project(self._deps, principal, project)
+        if target is None:
+            return None
         notes = deleted = revisions = 0
         for note in self._feed(principal.workspace_id, target.id):
             notes += 1
