@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.load --clients 4 --seconds 5
 	$(BIN)/python -m tests.bench.freshness
 	$(BIN)/python -m tests.bench.meaning
+	$(BIN)/python -m tests.bench.wire
 
 # N clients for T seconds of mixed reads and writes against `notewell serve` on loopback (tests/bench/load.py).
 LOAD_CLIENTS ?= 8
