@@ -237,7 +237,9 @@ def unlisted_line(count: int) -> str:
 
 
 def line_cost(line: str) -> int:
-    return estimate_tokens(line) + 1  # and its line break
+    """A line's tokens and its line break. Lines are counted whole (never sampled), and the count of a text is at
+    most the sum of its lines' counts: pieces never join across a line break."""
+    return estimate_tokens_whole(line) + 1
 
 
 @dataclass(slots=True)
@@ -249,10 +251,10 @@ class _Slot:
     label: str  # the name it is listed under when omitted: its section, or "conflicts"
     form: str = "counted"  # full | pointer | listed | counted
     line: str = ""
+    id_cost: int = 0  # what listing its id under "Omitted" costs
 
-    @property
-    def id_cost(self) -> int:
-        return estimate_tokens(" " + self.note.id) + 1
+    def __post_init__(self) -> None:
+        self.id_cost = estimate_tokens_whole(" " + self.note.id) + 1
 
 
 def _render(
@@ -372,6 +374,7 @@ def pack(
         for section, c in priority(sections, has_query=has_query, shown_apart={c.note.id for c in conflicts})
     ]
     listing = {section: line_cost(f"{section.value}:") for section in SECTION_ORDER}
+    heading_cost = {section: line_cost(SECTION_HEADINGS[section]) for section in SECTION_ORDER}
     reserve, allowance, held = 0, max(0, int(remaining * OMITTED_SHARE)), 0
     for slot in slots:  # hold back the ids of as many candidates as the allowance covers, best first
         if reserve + slot.id_cost > allowance:
@@ -384,15 +387,18 @@ def pack(
         if index < held:
             reserve -= slot.id_cost  # this note's own id no longer needs holding: it is placed now
         free = remaining - reserve
-        heading = 0 if slot.section in headed else line_cost(SECTION_HEADINGS[slot.section])
-        for form, line in (("full", entry_line(slot.note, slot.section, excerpt_chars)),
-                           ("pointer", pointer_line(slot.note))):  # fmt: skip
-            if line_cost(line) + heading <= free:
+        heading = 0 if slot.section in headed else heading_cost[slot.section]
+        if free > heading + slot.id_cost:  # else not even a pointer fits: skip building lines
+            form, line = "full", entry_line(slot.note, slot.section, excerpt_chars)
+            cost = line_cost(line)
+            if cost + heading > free:
+                form, line = "pointer", pointer_line(slot.note)
+                cost = line_cost(line)
+            if cost + heading <= free:
                 slot.form, slot.line = form, line
-                remaining -= line_cost(line) + heading
+                remaining -= cost + heading
                 headed.add(slot.section)
-                break
-        else:
+        if slot.form == "counted":
             label = 0 if slot.section in labelled else listing[slot.section]
             if slot.id_cost + label <= free:  # a held id always fits: its reserve was just freed
                 slot.form = "listed"
@@ -400,11 +406,13 @@ def pack(
                 labelled.add(slot.section)
 
     everything = conflict_slots + slots
-    # The estimate is charged line by line; the whole text is the judge. Degrade the last-placed until it fits.
-    text = ""
+    # Charged line by line, the text cannot exceed the limit; the whole text is still the judge (degrade the
+    # last-placed until it fits), and its count is what `spent` reports.
+    text, spent = "", 0
     while True:
         text = _render(project, detail, packed.header, notice, conflict_lines, slots, everything)
-        if estimate_tokens_whole(text) <= limit:
+        spent = estimate_tokens_whole(text)
+        if spent <= limit:
             break
         placed = [slot for slot in slots if slot.form != "counted"]
         if not placed:
@@ -426,5 +434,5 @@ def pack(
             packed.omitted_ids.append((slot.note.id, slot.label))
     packed.unlisted = sum(1 for slot in everything if slot.form == "counted")
     packed.text = text
-    packed.spent = estimate_tokens_whole(text)
+    packed.spent = spent
     return packed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -28,9 +29,16 @@ def tokens(text: str) -> list[str]:
 RANKED_BODY_CHARS = 4_000
 
 
-def _document(note: Note) -> list[str]:
+def _document(note: Note) -> Counter[str]:
+    """The note's stemmed terms with their counts (read-only: shared between calls)."""
+    return _term_counts(note.title, " ".join(note.tags), note.body[:RANKED_BODY_CHARS])
+
+
+# get_context ranks much the same candidates on every call: their term counts are kept (bounded, thread-safe).
+@functools.lru_cache(maxsize=8_192)
+def _term_counts(title: str, tags: str, body: str) -> Counter[str]:
     # The title counts twice: a title hit says more about a note than a body hit.
-    return tokens(note.title) * 2 + tokens(" ".join(note.tags)) + tokens(note.body[:RANKED_BODY_CHARS])
+    return Counter(tokens(title) * 2 + tokens(tags) + tokens(body))
 
 
 def snippet_around(body: str, terms: Sequence[str], limit: int = SNIPPET_CHARS) -> str:
@@ -48,7 +56,7 @@ def bm25(notes: Sequence[Note], query: str, limit: int) -> list[SearchHit]:
     terms = list(dict.fromkeys(tokens(query)))
     if not terms or not notes:
         return []
-    documents = [Counter(_document(note)) for note in notes]
+    documents = [_document(note) for note in notes]
     lengths = [sum(doc.values()) for doc in documents]
     average = (sum(lengths) / len(lengths)) or 1.0
     count = len(notes)
