@@ -14,7 +14,7 @@ from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal
-from notewell.domain.packing import DETAIL_LEVELS, SECTION_ORDER, Detail
+from notewell.domain.packing import DETAIL_LEVELS, SECTION_ORDER, Detail, Section
 from notewell.ports import Store
 from notewell.services.memory import RememberRequest
 from notewell.services.notes import NoteChanges
@@ -180,3 +180,13 @@ def test_spent_never_exceeds_the_budget(
         services.memory.remember(me, request)
     result = services.context.get_context(me, project, query="x", detail=detail, max_tokens=budget)
     assert result.packed.spent <= result.packed.budget == budget
+
+
+def test_a_section_with_more_notes_than_are_weighed_says_so(services: Services, me: Principal) -> None:
+    for n in range(26):  # one more than a section weighs
+        add(services, me, f"Decision {n}", f"We decided item {n} of the rollout plan.", NoteType.DECISION)
+    add(services, me, "No PII", "Never log emails.", NoteType.CONSTRAINT)
+    packed = context(services, me, max_tokens=8000).packed
+    assert packed.beyond == [Section.DECISIONS]  # 25 weighed of 26; one constraint is all there is
+    assert "More decisions exist than were weighed: pass a query, or search_notes with types" in packed.text
+    assert packed.spent <= packed.budget

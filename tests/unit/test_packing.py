@@ -63,6 +63,7 @@ def packed_from(drawn: list[tuple[Section, str, bool]], budget: int, detail: Det
     packed = pack(
         budget=budget, detail=detail, summary="Billing API. " * 3, instructions="Run make test.", project="api",
         conflicts=conflict_entries, sections=[(s, c) for s, c in by_section.items() if c],
+        beyond=[Section.DECISIONS] if len(drawn) % 2 else [],
     )  # fmt: skip
     return packed, {n.id for n in notes}
 

@@ -15,6 +15,7 @@ from notewell.domain.model import Note, NoteType
 from notewell.domain.rules import estimate_tokens, estimate_tokens_whole, excerpt, parse_ts
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
 
@@ -138,6 +139,7 @@ class PackedContext:
     selected: int = 0
     omitted_ids: list[tuple[str, str]] = field(default_factory=list)
     unlisted: int = 0  # omitted candidates whose ids did not fit either: counted, not listed
+    beyond: list[Section] = field(default_factory=list)  # sections with more notes than were considered
     text: str = ""
 
     @property
@@ -236,6 +238,13 @@ def unlisted_line(count: int) -> str:
     return f"{count} more not listed: raise maxTokens, pass a query, or use search_notes."
 
 
+def beyond_line(sections: Sequence[Section]) -> str:
+    """Sections whose notes outnumber what get_context weighs: the rest is reachable by query or search."""
+    types = sorted({t.value for section in sections for t in SECTION_TYPES.get(section, ())})
+    names = ", ".join(section.value for section in sections)
+    return f"More {names} exist than were weighed: pass a query, or search_notes with types {types}."
+
+
 def line_cost(line: str) -> int:
     """A line's tokens and its line break. Lines are counted whole (never sampled), and the count of a text is at
     most the sum of its lines' counts: pieces never join across a line break."""
@@ -259,7 +268,7 @@ class _Slot:
 
 def _render(
     project: str, detail: Detail, header: dict[str, str], notice: str | None, conflict_lines: list[str],
-    slots: list[_Slot], omitted: list[_Slot],
+    slots: list[_Slot], omitted: list[_Slot], beyond: Sequence[Section] = (),
 ) -> str:  # fmt: skip
     lines = [f"# {project}: {detail.value} context"]
     lines += [f"{key.capitalize()}: {value}" for key, value in header.items()]
@@ -276,11 +285,13 @@ def _render(
         if slot.form == "listed":
             listed.setdefault(slot.label, []).append(slot.note.id)
     unlisted = sum(1 for slot in omitted if slot.form == "counted")
-    if listed or unlisted:
+    if listed or unlisted or beyond:
         lines.append(OMITTED_HEADING)
         lines += [f"{label}: {' '.join(ids)}" for label, ids in listed.items()]
         if unlisted:
             lines.append(unlisted_line(unlisted))
+        if beyond:
+            lines.append(beyond_line(beyond))
     return "\n".join(lines)
 
 
@@ -315,6 +326,7 @@ def pack(
     has_query: bool = False,
     project: str = "",
     notice: str | None = None,
+    beyond: Sequence[Section] = (),
 ) -> PackedContext:
     """Fill the answer within `budget`, charged on its rendered text (`PackedContext.text`).
 
@@ -332,6 +344,9 @@ def pack(
     remaining -= line_cost(unlisted_line(10_000))
     if notice:
         remaining -= line_cost(notice)
+    if beyond:
+        remaining -= line_cost(beyond_line(beyond))
+    packed.beyond = list(beyond)
 
     # Conflicts first: in full if they fit, as pointers if not, listed past that.
     conflict_lines: list[str] = []
@@ -410,7 +425,7 @@ def pack(
     # last-placed until it fits), and its count is what `spent` reports.
     text, spent = "", 0
     while True:
-        text = _render(project, detail, packed.header, notice, conflict_lines, slots, everything)
+        text = _render(project, detail, packed.header, notice, conflict_lines, slots, everything, beyond)
         spent = estimate_tokens_whole(text)
         if spent <= limit:
             break

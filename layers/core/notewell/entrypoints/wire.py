@@ -439,6 +439,9 @@ class ContextMeta(Wire):
     omitted: int = Field(description="Candidates left out for the budget: len(omittedIds) + unlisted.")
     omitted_ids: list[OmittedRef] = Field(description="Notes left out for lack of budget: fetch them with get_notes.")
     unlisted: int = Field(default=0, description="Omitted candidates whose ids did not fit in omittedIds either.")
+    more_in: list[str] = Field(
+        default_factory=list, description="Sections holding more notes than were weighed: reach them by query."
+    )
     truncated: bool = Field(default=False, description="True: unlisted > 0.")
 
 
@@ -467,7 +470,8 @@ class ContextOut(Wire):
             meta=ContextMeta(
                 budget=packed.budget, spent=packed.spent, detail=packed.detail.value, selected=packed.selected,
                 omitted=packed.omitted, omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids],
-                unlisted=packed.unlisted, truncated=packed.truncated,
+                unlisted=packed.unlisted, more_in=[section.value for section in packed.beyond],
+                truncated=packed.truncated,
             ),
         )  # fmt: skip
         out._text = packed.text

@@ -74,9 +74,14 @@ class ContextService:
         statuses = WITH_HISTORY if include_historical else LIVE
         store = self._deps.store
         by_section: dict[Section, list[Note]] = {}
+        beyond: list[Section] = []
         for section, types in packing.SECTION_TYPES.items():
             wanted = statuses if section is not Section.OPEN_ITEMS else (NoteStatus.PENDING, NoteStatus.CURRENT)
-            by_section[section] = store.notes_by_type(ws, target.id, list(types), list(wanted), limit=PER_SECTION)
+            # One more than is considered: whether the project holds more of these than the answer could weigh.
+            typed = store.notes_by_type(ws, target.id, list(types), list(wanted), limit=PER_SECTION + 1)
+            if len(typed) > PER_SECTION:
+                beyond.append(section)
+            by_section[section] = typed[:PER_SECTION]
         recent = [
             n for n in store.project_notes(ws, target.id, limit=RECENT)
             if not n.is_deleted and n.status in statuses
@@ -131,6 +136,7 @@ class ContextService:
         packed = packing.pack(
             budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
             conflicts=conflicts, sections=sections, has_query=bool(text), project=target.slug, notice=notice,
+            beyond=beyond,
         )  # fmt: skip
         if packed.truncated:  # the text says so in its omitted list; the structured answer says it here
             notice = packing.unlisted_line(packed.unlisted)
