@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import bpe_openai
 import pytest
 
 from notewell.adapters.system import FixedClock
@@ -86,3 +87,24 @@ async def test_the_description_starts_with_the_contract_words(feed_services: Ser
         tools = {t.name: t for t in (await client.list_tools()).tools}
     description = tools["get_changes_since"].description or ""
     assert description.startswith("RESUME AFTER ANOTHER AGENT OR HUMAN MAY HAVE CHANGED THE PROJECT")
+
+
+async def test_a_page_as_sent_fits_its_budget_and_its_cursor_is_short(
+    feed_services: Services, clock: FixedClock
+) -> None:
+    encoding = bpe_openai.get_encoding("cl100k_base")
+    owner = feed_services.auth.authenticate(make_keys(feed_services).full)
+    assert owner is not None
+    for n in range(60):
+        body = f"Decision {n}: the retry budget of the ingest worker is {n} attempts, spread over a minute. " * 2
+        feed_services.notes.create(owner, "api", title=f"Retry budget {n}", body=body)
+        clock.advance(milliseconds=3)
+    clock.advance(seconds=60)
+    key = feed_services.auth.create_key(owner.workspace_id, name="agent").secret
+    async with running(make_app(feed_services)) as app, connect(app, key, "auto") as client:
+        for budget in (300, 1_000, 4_000):
+            result = await client.call_tool("get_changes_since", {"project": "api", "maxTokens": budget})
+            page, text = ok(result), result.content[0].text  # type: ignore[union-attr]
+            assert len(encoding.encode(text)) <= budget
+            assert page["hasMore"] and f"cursor: {page['cursor']}\n" in text and len(page["cursor"]) <= 24
+            assert text.count("\n- n_") == len(page["changes"]) > 1

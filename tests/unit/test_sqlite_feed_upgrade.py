@@ -44,7 +44,13 @@ def test_a_cursor_handed_out_before_the_upgrade_continues_on_the_sequence(tmp_pa
     old_feed = ChangesService(services.deps, cursor_key=KEY, horizon=timedelta(0))  # the previous version's
     first = old_feed.since(me, "api", limit=3)
     assert [c.note.id for c in first.changes] == ids[1:4]
-    assert feed_cursor.unseal(first.cursor, KEY).seq is None  # a version-1 cursor
+    project = services.deps.store.get_project(me.workspace_id, "api")
+    assert project is not None
+
+    def unsealed(cursor: str) -> feed_cursor.FeedCursor:
+        return feed_cursor.unseal(cursor, KEY, workspace_id=me.workspace_id, project_ids=(project.id,))
+
+    assert unsealed(first.cursor).seq is None  # a version-1 cursor
     store.close()
     downgrade_to_schema_3(path)
 
@@ -57,7 +63,7 @@ def test_a_cursor_handed_out_before_the_upgrade_continues_on_the_sequence(tmp_pa
     rest = new_feed.since(me, "api", cursor=first.cursor, limit=50)
     assert [c.note.id for c in rest.changes] == [*ids[4:], ids[0], later]  # none skipped, none repeated
     assert [c.note.version for c in rest.changes] == [1, 1, 2, 1]
-    assert feed_cursor.unseal(rest.cursor, KEY).seq is not None  # and the next cursor is a sequence cursor
+    assert unsealed(rest.cursor).seq is not None  # and the next cursor is a sequence cursor
     services.notes.update(me, ids[1], NoteChanges(body="edited again"))
     assert [c.note.id for c in new_feed.since(me, "api", cursor=rest.cursor).changes] == [ids[1]]
     with sqlite3.connect(path) as connection:

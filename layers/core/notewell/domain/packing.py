@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from notewell.domain.lines import said_once
 from notewell.domain.model import Note, NoteType
-from notewell.domain.rules import estimate_tokens, estimate_tokens_whole, excerpt, parse_ts
+from notewell.domain.rules import TOKENIZER_MARGIN, estimate_tokens, estimate_tokens_whole, excerpt, parse_ts
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -180,20 +181,12 @@ def resolve_budget(max_tokens: int | None, project_default: int | None, detail: 
 
 
 POINTER_TITLE_CHARS = 60
-# Kept free for the estimate's error against cl100k/o200k on the rendered answer (tests/unit/test_packing.py).
-TOKENIZER_MARGIN = 0.04
 # At most this share of what is left after the header and conflicts is held back for listing omitted ids.
 OMITTED_SHARE = 0.4
 MIXED_SECTIONS = (Section.RELEVANT, Section.RECENT_CHANGES)  # sections whose entries show their type
 
 
 # ----- the text a model reads ----------------------------------------------------------------------------------
-
-
-def _same_start(title: str, text: str) -> bool:
-    """Whether `text` begins by saying the title again (a derived title is the body's first words)."""
-    head = title.rstrip("…").strip().casefold()
-    return bool(head) and text.casefold().startswith(head)
 
 
 def entry_line(note: Note, section: Section, excerpt_chars: int) -> str:
@@ -211,7 +204,7 @@ def entry_line(note: Note, section: Section, excerpt_chars: int) -> str:
     date = f" {note.updated_at[:10]}" if section is Section.RECENT_CHANGES else ""
     marks = f" [{', '.join(flags)}]" if flags else ""
     shown = excerpt(note.body, excerpt_chars)
-    text = shown if _same_start(note.title, shown) else f"{note.title}: {shown}" if shown else note.title
+    text = said_once(note.title, shown)
     return f"- {note.id}{date}{marks} {text}"
 
 

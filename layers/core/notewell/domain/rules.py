@@ -204,6 +204,11 @@ def estimate_tokens(text: str) -> int:
     return _count_tokens(text)
 
 
+# What a budget keeps free for the estimate's error against cl100k/o200k on rendered answers (get_context's
+# tests/unit/test_packing.py, get_changes_since's tests/integration/test_mcp_changes.py).
+TOKENIZER_MARGIN = 0.04
+
+
 def estimate_tokens_whole(text: str) -> int:
     """estimate_tokens without sampling: what a budget check needs, where a sampled guess could overrun."""
     return _count_tokens(text)
@@ -216,9 +221,13 @@ SAMPLE_CHARS = 1_024
 
 def _count_tokens(text: str) -> int:
     count = 0
+    spaced = False  # the last piece was a lone space: free before a word, a token of its own before digits
     for match in _TOKEN_PIECE.finditer(text):
         piece = match.group()
         first = piece[0]
+        if spaced and first.isdigit():
+            count += 1
+        spaced = piece == " "
         if piece.isascii() and piece.isalnum() and not piece.isalpha() and not piece.isdigit():
             count += (len(piece) * 2 + 2) // 3  # mixed letters and digits: 1.5 characters a token
         elif first.isalpha():

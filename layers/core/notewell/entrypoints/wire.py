@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
 
 from notewell.domain import rules
+from notewell.domain.lines import change_line, flags, minute, search_line, status_flag
 
 if TYPE_CHECKING:
     from notewell.domain.model import ApiKey, Link, Note, Project, SearchHit
@@ -32,26 +33,8 @@ class Wire(BaseModel):
         return []
 
 
-def _flags(*flags: str | None) -> str:
-    shown = [flag for flag in flags if flag]
-    return f" [{', '.join(shown)}]" if shown else ""
-
-
-def _said_once(title: str, text: str) -> str:
-    """Title and text as one phrase: the text alone when it starts by repeating the title (a derived title)."""
-    head = title.rstrip("…").strip().casefold()
-    if not text:
-        return title
-    return text if head and text.lstrip("…").casefold().startswith(head) else f"{title}: {text}"
-
-
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def _minute(timestamp: str) -> str:
-    """'2026-03-01T12:34:56.789Z' as '2026-03-01 12:34': what a reader needs of a time, in UTC."""
-    return timestamp[:16].replace("T", " ")
 
 
 class LinkOut(Wire):
@@ -140,17 +123,17 @@ class NoteFull(Wire):
 
     def as_text(self) -> str:
         """A header line of what is not default, then the whole body: what get_note was asked for."""
-        facts = [f"v{self.version}", f"project {self.project}", f"updated {_minute(self.updated_at)} by {self.author}"]
+        facts = [f"v{self.version}", f"project {self.project}", f"updated {minute(self.updated_at)} by {self.author}"]
         if self.tags:
             facts.append("tags " + ", ".join(self.tags))
         facts += [f"{link.relation} {link.target}" for link in self.links]
         facts += [f"supersedes {', '.join(self.supersedes)}"] if self.supersedes else []
         facts += [f"superseded by {', '.join(self.superseded_by)}"] if self.superseded_by else []
-        flags = _flags(self.type, self.status if self.status != "current" else None,
+        marks = flags(self.type, status_flag(self.status),
                        "canonical" if self.canonical else None,
                        f"importance {self.importance}" if self.importance != 3 else None,
-                       f"deleted {_minute(self.deleted_at)}" if self.deleted_at else None)  # fmt: skip
-        return f"# {self.id}{flags} {self.title}\n{' · '.join(facts)}\n\n{self.body}"
+                       f"deleted {minute(self.deleted_at)}" if self.deleted_at else None)  # fmt: skip
+        return f"# {self.id}{marks} {self.title}\n{' · '.join(facts)}\n\n{self.body}"
 
 
 class NoteWritten(NoteLean):
@@ -216,8 +199,7 @@ class SearchResult(Wire):
         if self.notice:
             lines.append(self.notice)
         for hit in self.results:
-            flags = _flags(hit.type, hit.status if hit.status != "current" else None)
-            lines.append(f"- {hit.id}{flags} {_said_once(hit.title, hit.snippet)}")
+            lines.append(search_line(hit.id, hit.type, hit.status, hit.title, hit.snippet))
             if hit.body is not None:
                 lines.append(hit.body)
         return "\n".join(lines)
@@ -506,10 +488,10 @@ class ChangesOut(Wire):
             lines.append(f"retryAfter: {self.retry_after} s")
         if self.notice:
             lines.append(self.notice)
-        for c in self.changes:
-            flags = _flags(c.type, c.status if c.status != "current" else None)
-            head = f"- {c.id} {c.change} v{c.version} {_minute(c.updated_at)}{flags}"
-            lines.append(f"{head} {_said_once(c.title, c.excerpt)}")
+        lines += [
+            change_line(c.id, c.change, c.version, c.updated_at, c.type, c.status, c.title, c.excerpt)
+            for c in self.changes
+        ]
         return "\n".join(lines)
 
     @classmethod

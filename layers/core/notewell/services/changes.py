@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from notewell.domain import cursor as feed_cursor
-from notewell.domain import rules
+from notewell.domain import lines, rules
 from notewell.domain.errors import InvalidArgumentError, InvalidCursorError
 from notewell.domain.model import FeedPosition, Note, NoteStatus, NoteType, Principal, Project
 from notewell.services.access import Deps, visible_project
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 MAX_LIMIT = 200
 DEFAULT_LIMIT = 50
 DEFAULT_MAX_TOKENS = 4_000
+# The page's text opens with its count, what to do next and the cursor (compact: under 20 tokens): about 40.
+PAGE_HEADER_TOKENS = 45
 MIN_MAX_TOKENS = 100
 MAX_MAX_TOKENS = 32_000
 EXCERPT_CHARS = 160
@@ -100,7 +102,10 @@ class ChangesService:
         seq: int | None = None
         floor: FeedPosition | None = None
         if cursor is not None:
-            state = feed_cursor.unseal(cursor, self._key)
+            state = feed_cursor.unseal(
+                cursor, self._key, workspace_id=principal.workspace_id,
+                project_ids=(target.id, "") if target else ("",),
+            )  # fmt: skip
             # A cursor from before the project existed ('' project) continues once it does.
             if state.workspace_id != principal.workspace_id or state.project_id not in (
                 "",
@@ -147,12 +152,12 @@ class ChangesService:
             limit=limit,
         )  # fmt: skip
         changes: list[Change] = []
-        spent = 0
+        spent = PAGE_HEADER_TOKENS
         last = position
         for note in scan.notes:
             change = _change(note)
             cost = _cost(change)
-            if changes and spent + cost > max_tokens:
+            if changes and spent + cost > max_tokens * (1 - rules.TOKENIZER_MARGIN):
                 break  # the budget ends the page, never before the first change
             changes.append(change)
             spent += cost
@@ -197,7 +202,7 @@ class ChangesService:
                 raise InvalidCursorError("This cursor is not one this server issued; start again with since.")
             return None
         changes: list[Change] = []
-        spent, last, cut_short = 0, start or 0, False
+        spent, last, cut_short = PAGE_HEADER_TOKENS, start or 0, False
         for entry in scan.changes:
             note = entry.note
             if floor is not None and (note.updated_at, note.id) <= (floor.updated_at, floor.note_id):
@@ -205,7 +210,7 @@ class ChangesService:
                 continue  # served before this cursor moved onto the sequence, or older than since
             change = _change(note)
             cost = _cost(change)
-            if changes and spent + cost > max_tokens:
+            if changes and spent + cost > max_tokens * (1 - rules.TOKENIZER_MARGIN):
                 cut_short = True
                 break  # the budget ends the page, never before the first change
             changes.append(change)
@@ -229,5 +234,10 @@ def _change(note: Note) -> Change:
 
 
 def _cost(change: Change) -> int:
+    """What the change's line costs in the page's text: the line get_changes_since sends."""
     note = change.note
-    return rules.estimate_tokens(f"{note.id}{note.title}{change.excerpt}{note.updated_at}") + 20
+    line = lines.change_line(
+        note.id, change.kind, note.version, note.updated_at, note.type.value, note.status.value, note.title,
+        change.excerpt,
+    )  # fmt: skip
+    return rules.estimate_tokens(line) + 1

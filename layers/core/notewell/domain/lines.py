@@ -1,0 +1,41 @@
+"""One line per note, as a model reads it in a result's text: each thing said once.
+
+`- id [flags] title: excerpt`: flags only where they say something (the type where it is not implied, a status
+other than current), the excerpt alone when it starts by repeating the title (a derived title is the body's first
+words), times to the minute. Pure, so the services that budget a page charge exactly the line that is sent.
+"""
+
+from __future__ import annotations
+
+
+def flags(*shown: str | None) -> str:
+    kept = [flag for flag in shown if flag]
+    return f" [{', '.join(kept)}]" if kept else ""
+
+
+def said_once(title: str, text: str) -> str:
+    """Title and text as one phrase: the text alone when it starts by repeating the title."""
+    if not text:
+        return title
+    head = title.rstrip("…").strip().casefold()
+    return text if head and text.lstrip("…").casefold().startswith(head) else f"{title}: {text}"
+
+
+def minute(timestamp: str) -> str:
+    """'2026-03-01T12:34:56.789Z' as '2026-03-01 12:34': what a reader needs of a time (UTC)."""
+    return timestamp[:16].replace("T", " ")
+
+
+def status_flag(status: str) -> str | None:
+    return status if status != "current" else None
+
+
+def search_line(note_id: str, kind: str, status: str, title: str, snippet: str) -> str:
+    return f"- {note_id}{flags(kind, status_flag(status))} {said_once(title, snippet)}"
+
+
+def change_line(
+    note_id: str, change: str, version: int, updated_at: str, kind: str, status: str, title: str, excerpt: str
+) -> str:
+    head = f"- {note_id} {change} v{version} {minute(updated_at)}"
+    return f"{head}{flags(kind, status_flag(status))} {said_once(title, excerpt)}"
