@@ -1,0 +1,183 @@
+"""OAuth 2.1 rules that need no I/O: the issuer, the discovery documents, the 401 challenge, redirect URIs, PKCE.
+
+Pinned choices (the specs leave them open; tests assert them): scopes `notes:read` and `notes:write`; the issuer is
+a configured string, never derived from a request; redirect URIs are kept and compared as the raw strings received,
+loopback ones matching on everything but the port (RFC 8252 §7.3); PKCE is S256 only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+from urllib.parse import urlsplit
+
+from notewell.domain.errors import InvalidArgumentError
+
+READ_SCOPE = "notes:read"
+WRITE_SCOPE = "notes:write"
+SCOPES = (READ_SCOPE, WRITE_SCOPE)
+RESOURCE_PATH = "/mcp"
+PROTECTED_RESOURCE_PATH = "/.well-known/oauth-protected-resource" + RESOURCE_PATH
+AUTHORIZATION_SERVER_PATH = "/.well-known/oauth-authorization-server"
+
+_LOOPBACK_HOSTS = ("127.0.0.1", "[::1]", "localhost")
+LOOPBACK = re.compile(r"^http://(127\.0\.0\.1|\[::1\]|localhost)(?::(\d{1,5}))?(?=[/?]|$)")
+# RFC 7636 §4.1: 43-128 unreserved characters; an S256 challenge is the base64url of 32 bytes: 43 of them.
+PKCE_TEXT = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
+S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+def canonical_issuer(text: str) -> str:
+    """The issuer as every document and redirect carries it, byte for byte: scheme and host lower-cased, no default
+    port, no path, no trailing slash. https, or http on a loopback host (a local `notewell serve`).
+
+    Raises:
+        InvalidArgumentError: anything else, saying what to set.
+    """
+    try:
+        parts = urlsplit(text.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidArgumentError(f"The issuer {text!r} is not a URL: {exc}.") from None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    if parts.username is not None or parts.password is not None or parts.query or parts.fragment:
+        raise InvalidArgumentError(
+            f"The issuer {text!r} must be only scheme and host, e.g. 'https://notes.example.com'."
+        )
+    if parts.path not in ("", "/"):
+        raise InvalidArgumentError(
+            f"The issuer {text!r} has a path; well-known documents sit at the host root, so use the bare origin."
+        )
+    bracketed = f"[{host}]" if ":" in host else host
+    if scheme == "http" and bracketed not in _LOOPBACK_HOSTS:
+        raise InvalidArgumentError(f"The issuer {text!r} must be https (plain http only on a loopback address).")
+    if scheme not in ("http", "https") or not host:
+        raise InvalidArgumentError(f"The issuer {text!r} must be an https URL with a host.")
+    default = 443 if scheme == "https" else 80
+    return f"{scheme}://{bracketed}" + (f":{port}" if port is not None and port != default else "")
+
+
+def resource_url(issuer: str) -> str:
+    return issuer + RESOURCE_PATH
+
+
+def protected_resource_metadata(issuer: str) -> dict[str, object]:
+    """RFC 9728 §2: what /mcp is and which authorization server issues its tokens."""
+    return {
+        "resource": resource_url(issuer), "authorization_servers": [issuer], "scopes_supported": list(SCOPES),
+        "bearer_methods_supported": ["header"], "resource_name": "Notewell",
+    }  # fmt: skip
+
+
+def authorization_server_metadata(issuer: str, *, client_metadata_documents: bool = False) -> dict[str, object]:
+    """RFC 8414 §2, every default made explicit (an omitted grant or auth-method list means something else)."""
+    metadata: dict[str, object] = {
+        "issuer": issuer, "authorization_endpoint": f"{issuer}/authorize", "token_endpoint": f"{issuer}/token",
+        "registration_endpoint": f"{issuer}/register", "scopes_supported": list(SCOPES),
+        "response_types_supported": ["code"], "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_methods_supported": ["none"], "code_challenge_methods_supported": ["S256"],
+        "authorization_response_iss_parameter_supported": True,
+    }  # fmt: skip
+    if client_metadata_documents:
+        metadata["client_id_metadata_document_supported"] = True
+    return metadata
+
+
+def challenge(issuer: str, *, error: str | None = None, description: str | None = None) -> str:
+    """The WWW-Authenticate value of a 401 from /mcp (RFC 6750 §3, RFC 9728 §5.1): where to discover how to sign
+    in, and the scopes to ask for; `error` only when a credential was sent and refused."""
+    value = f'Bearer resource_metadata="{issuer}{PROTECTED_RESOURCE_PATH}", scope="{" ".join(SCOPES)}"'
+    if error is not None:
+        value += f', error="{error}"'
+        if description:
+            value += f', error_description="{description.replace(chr(34), chr(39))}"'
+    return value
+
+
+def redirect_matches(registered: str, requested: str) -> bool:
+    """Byte for byte, except that a loopback URI may name any port (a native client picks a free one)."""
+    if registered == requested:
+        return True
+    mine, theirs = LOOPBACK.match(registered), LOOPBACK.match(requested)
+    if mine is None or theirs is None or mine.group(1) != theirs.group(1):
+        return False
+    if theirs.group(2) is not None and not 0 < int(theirs.group(2)) < 65_536:
+        return False
+    return registered[mine.end() :] == requested[theirs.end() :]
+
+
+def redirect_uri_problem(uri: str) -> str | None:
+    """Why `uri` cannot be registered as a redirect URI, or None: https with a host, or http on a loopback host
+    (MCP: "localhost or HTTPS"); no fragment, no userinfo, no relative or dot-segment path."""
+    if not isinstance(uri, str) or not uri or len(uri) > 2_000:
+        return "a redirect URI must be a non-empty string of at most 2,000 characters"
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in uri):
+        return f"{uri[:80]!r} contains whitespace or control characters"
+    try:
+        parts = urlsplit(uri)
+        parts.port  # noqa: B018 - a bad port raises here
+    except ValueError:
+        return f"{uri[:80]!r} is not a valid URL"
+    if parts.fragment or "#" in uri:
+        return f"{uri[:80]!r} has a fragment; redirect URIs may not"
+    if parts.username is not None or "@" in parts.netloc:
+        return f"{uri[:80]!r} has user information; redirect URIs may not"
+    if any(segment in (".", "..") for segment in parts.path.split("/")):
+        return f"{uri[:80]!r} has a '.' or '..' path segment"
+    if parts.scheme == "https" and parts.hostname:
+        return None
+    if parts.scheme == "http" and LOOPBACK.match(uri):
+        return None
+    return f"{uri[:80]!r} is neither https nor http on 127.0.0.1, [::1] or localhost"
+
+
+def pkce_challenge_problem(challenge: str | None, method: str | None) -> str | None:
+    if not challenge:
+        return "code_challenge is required (PKCE with S256)"
+    if method != "S256":
+        return "code_challenge_method must be S256 (plain and an omitted method are refused)"
+    if not S256_CHALLENGE.fullmatch(challenge):
+        return "code_challenge must be the 43-character base64url SHA-256 of the verifier"
+    return None
+
+
+def pkce_verifier_matches(verifier: str, challenge: str) -> bool:
+    """RFC 7636 §4.6 for S256, in constant time; a verifier of the wrong length or alphabet never matches."""
+    if not PKCE_TEXT.fullmatch(verifier):
+        return False
+    digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode()
+    return hmac.compare_digest(digest, challenge)
+
+
+def resource_matches(requested: str, issuer: str) -> bool:
+    """RFC 8707: the resource a client names must be this server's /mcp; scheme and host compare without case."""
+    try:
+        parts = urlsplit(requested)
+    except ValueError:
+        return False
+    if parts.fragment or "#" in requested or not parts.scheme:
+        return False
+    normalised = f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path}" + (
+        f"?{parts.query}" if parts.query else ""
+    )
+    return normalised == resource_url(issuer)
+
+
+def scopes_problem(requested: str | None) -> str | None:
+    """Why a requested scope string cannot be granted, or None (absent means every scope)."""
+    if requested is None:
+        return None
+    unknown = [scope for scope in requested.split(" ") if scope not in SCOPES]
+    if unknown or not requested.strip():
+        return f"scope {requested[:100]!r} is not one of {' '.join(SCOPES)}"
+    return None
+
+
+def granted_scopes(requested: str | None, *, read_only: bool) -> tuple[str, ...]:
+    """What a grant holds: the requested scopes (all when none are named), narrowed to reading for a read-only
+    approver."""
+    asked = SCOPES if requested is None else tuple(s for s in SCOPES if s in requested.split(" "))
+    return tuple(s for s in asked if not (read_only and s == WRITE_SCOPE)) or (READ_SCOPE,)
