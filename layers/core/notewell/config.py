@@ -37,6 +37,9 @@ class Settings:
     # local: the model packaged with Notewell (the default from the environment on SQLite); none: keywords only
     # (DynamoDB's default until its search index); hash: a deterministic stand-in that knows words, not meaning.
     embedder: EmbedderChoice = "none"
+    # The OAuth issuer (https://host, or http on loopback): set, /mcp's 401 points clients at the discovery
+    # documents served under it. One fixed string, never derived from a request's Host header.
+    issuer: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -59,7 +62,20 @@ class Settings:
             cursor_secret=environ.get("NOTEWELL_CURSOR_SECRET") or None,
             feed_horizon_seconds=_float(environ, "NOTEWELL_FEED_HORIZON_SECONDS"),
             embedder=_embedder(environ, "none" if backend == "dynamodb" else "local"),
+            issuer=_issuer(environ.get("NOTEWELL_ISSUER")),
         )
+
+
+def _issuer(value: str | None) -> str | None:
+    from notewell.domain.errors import InvalidArgumentError
+    from notewell.domain.oauth import canonical_issuer
+
+    if not value or not value.strip():
+        return None
+    try:
+        return canonical_issuer(value)
+    except InvalidArgumentError as exc:
+        raise ConfigError(f"NOTEWELL_ISSUER: {exc.message}") from None
 
 
 def _embedder(environ: Mapping[str, str], default: EmbedderChoice) -> EmbedderChoice:

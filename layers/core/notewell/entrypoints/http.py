@@ -16,11 +16,12 @@ from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
+from notewell.domain import oauth
 from notewell.domain.errors import UnavailableError
 from notewell.entrypoints.mcp_tools import CURRENT_PRINCIPAL, CURRENT_REQUEST_ID
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
     from mcp.server import MCPServer
     from starlette.requests import Request
@@ -108,12 +109,16 @@ async def _refuse(send: Send, status: int, error: str, message: str) -> None:
 
 class BearerAuthMiddleware:
     """Resolves the bearer token to a principal before the MCP app runs; 401 without a valid one, 503 with
-    Retry-After when the key store cannot answer (the key may well be valid)."""
+    Retry-After when the key store cannot answer (the key may well be valid). With an OAuth issuer, the 401's
+    challenge tells a client where to discover how to sign in."""
 
-    def __init__(self, app: ASGIApp, services: Services, protected_prefix: str = "/mcp") -> None:
+    def __init__(
+        self, app: ASGIApp, services: Services, protected_prefix: str = "/mcp", issuer: str | None = None
+    ) -> None:
         self._app = app
         self._services = services
         self._prefix = protected_prefix
+        self._issuer = issuer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(self._prefix):
@@ -131,7 +136,7 @@ class BearerAuthMiddleware:
             await _unavailable(send, exc)
             return
         if principal is None:
-            await _unauthorized(send, token_sent=bool(token))
+            await _unauthorized(send, token_sent=bool(token), issuer=self._issuer)
             return
         principal_token = CURRENT_PRINCIPAL.set(principal)
         request_token = CURRENT_REQUEST_ID.set(request_id)
@@ -147,10 +152,18 @@ def _lambda_request_id(scope: Scope) -> str | None:
     return getattr(context, "aws_request_id", None) if context is not None else None
 
 
-async def _unauthorized(send: Send, *, token_sent: bool) -> None:
-    challenge = 'Bearer realm="notewell"'
-    if token_sent:
-        challenge += ', error="invalid_token", error_description="The API key is unknown or revoked"'
+async def _unauthorized(send: Send, *, token_sent: bool, issuer: str | None = None) -> None:
+    if issuer is not None:  # RFC 9728 §5.1: where the client finds the authorization server, and what to ask for
+        described = "The API key is unknown or revoked"
+        challenge = (
+            oauth.challenge(issuer, error="invalid_token", description=described)
+            if token_sent
+            else (oauth.challenge(issuer))
+        )
+    else:
+        challenge = 'Bearer realm="notewell"'
+        if token_sent:
+            challenge += ', error="invalid_token", error_description="The API key is unknown or revoked"'
     message = (
         "The API key is unknown or revoked; create one with 'notewell keys create'."
         if token_sent
@@ -193,13 +206,41 @@ async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+def discovery_routes(issuer: str) -> list[Route]:
+    """The OAuth discovery documents (RFC 9728 protected resource, at the path-inserted and the root form; RFC 8414
+    authorization server), byte-identical wherever they are served. OpenID discovery is a plain 404."""
+    resource = json.dumps(oauth.protected_resource_metadata(issuer), separators=(",", ":")).encode()
+    server = json.dumps(oauth.authorization_server_metadata(issuer), separators=(",", ":")).encode()
+
+    def document(body: bytes) -> Callable[[Request], Awaitable[Response]]:
+        async def serve(request: Request) -> Response:
+            return Response(body, media_type="application/json", headers={"Cache-Control": "public, max-age=3600"})
+
+        return serve
+
+    async def not_found(request: Request) -> Response:
+        return JSONResponse({"error": "not_found", "error_description": "Notewell is not an OpenID provider."}, 404)
+
+    return [
+        Route(oauth.PROTECTED_RESOURCE_PATH, document(resource), methods=["GET"]),
+        Route("/.well-known/oauth-protected-resource", document(resource), methods=["GET"]),
+        Route(oauth.AUTHORIZATION_SERVER_PATH, document(server), methods=["GET"]),
+        Route("/.well-known/openid-configuration", not_found, methods=["GET"]),
+    ]
+
+
 async def _get_not_allowed(request: Request) -> Response:
     # A legacy GET would open an SSE stream that never ends (and hang a Lambda until its timeout).
     return Response(status_code=405, headers={"Allow": "POST"})
 
 
 def build_app(
-    server: MCPServer, services: Services, *, allowed_hosts: Sequence[str], allowed_origins: Sequence[str] = ()
+    server: MCPServer,
+    services: Services,
+    *,
+    allowed_hosts: Sequence[str],
+    allowed_origins: Sequence[str] = (),
+    issuer: str | None = None,
 ) -> Starlette:
     """A fresh Starlette app around `server`. Cheap: Lambda builds one per invocation (see lambda_asgi.py)."""
     mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, transport_security=SDK_SECURITY)
@@ -214,7 +255,8 @@ def build_app(
         routes=[
             Route("/health", _health, methods=["GET"]),
             Route("/mcp", _get_not_allowed, methods=["GET", "DELETE"]),
-            Mount("/", app=BearerAuthMiddleware(mcp_app, services)),
+            *(discovery_routes(issuer) if issuer is not None else []),
+            Mount("/", app=BearerAuthMiddleware(mcp_app, services, issuer=issuer)),
         ],
         lifespan=lifespan,
         middleware=[Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins)],
