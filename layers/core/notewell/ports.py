@@ -404,5 +404,47 @@ class ExportCodec(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class AuthRecord:
+    """One piece of OAuth state (a client, an authorization request, a code, a grant or one of its tokens), kept by
+    (`pk`, `sk`) with a `status` that conditional writes compare. `fields` hold JSON values only."""
+
+    pk: str
+    sk: str
+    status: str
+    fields: Mapping[str, object]
+    expires_at: str | None = None  # ISO-8601 UTC; the store may delete it after this (DynamoDB TTL)
+
+
+ABSENT = "absent"  # a RecordWrite condition: no record at (pk, sk) yet
+ANY = "any"  # no condition
+
+
+@dataclass(frozen=True, slots=True)
+class RecordWrite:
+    """Put (or, with `delete`, remove) `record`, if the stored record at its key meets `condition`: ABSENT, ANY,
+    or a status the stored record must have."""
+
+    record: AuthRecord
+    condition: str = ABSENT
+    delete: bool = False
+
+
+@runtime_checkable
+class AuthRecords(Protocol):
+    """OAuth state in the same store as the notes: reads by key or by partition, and all-or-nothing writes."""
+
+    def get_record(self, pk: str, sk: str) -> AuthRecord | None: ...
+
+    def records_under(self, pk: str) -> list[AuthRecord]:
+        """Every record of partition `pk`, ordered by `sk`."""
+        ...
+
+    def write_records(self, writes: Sequence[RecordWrite]) -> int | None:
+        """Apply every write or none: None when they all applied, else the index of a write whose condition failed
+        (nothing was written)."""
+        ...
+
+
 class Store(WorkspaceStore, ProjectStore, NoteStore, KeyStore, Protocol):
     """Everything one storage technology provides."""

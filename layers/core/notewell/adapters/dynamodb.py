@@ -59,8 +59,10 @@ retries are `UnavailableError` (503 with a retry hint), oversize items `TooLarge
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -98,7 +100,7 @@ from notewell.domain.model import (
     SequencedScan,
     Workspace,
 )
-from notewell.ports import IdempotencyKeyTakenError, TagRenameProgress
+from notewell.ports import ABSENT, ANY, AuthRecord, IdempotencyKeyTakenError, TagRenameProgress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -114,6 +116,8 @@ if TYPE_CHECKING:
         UpdateTypeDef,
         WriteRequestUnionTypeDef,
     )
+
+    from notewell.ports import RecordWrite
 
     Item: TypeAlias = dict[str, AttributeValueTypeDef]
 
@@ -317,6 +321,20 @@ def _key(pk: str, sk: str) -> Item:
 
 
 # ----- attribute values --------------------------------------------------------------------------------------
+
+
+_AUTH_PREFIX = "AUTH#"
+
+
+def _record_from_item(item: Mapping[str, AttributeValueTypeDef]) -> AuthRecord:
+    expires = item.get("expires_at")
+    return AuthRecord(
+        pk=_get_str(item, "pk").removeprefix(_AUTH_PREFIX),
+        sk=_get_str(item, "sk"),
+        status=_get_str(item, "status"),
+        fields=json.loads(_get_str(item, "fields")),
+        expires_at=None if expires is None else str(expires["S"]),
+    )
 
 
 def _s(value: str) -> AttributeValueTypeDef:
@@ -735,6 +753,62 @@ class DynamoDBStore:
     @property
     def table_name(self) -> str:
         return self._table
+
+    # ----- OAuth state -----------------------------------------------------------------------------------------
+    # Items `AUTH#<pk>` / `<sk>` in the same table, with `ttl` so DynamoDB removes them once expired (the service
+    # checks expiry itself: TTL deletion lags).
+
+    def get_record(self, pk: str, sk: str) -> AuthRecord | None:
+        item = self._get(_key(_AUTH_PREFIX + pk, sk))
+        return None if item is None else _record_from_item(item)
+
+    def records_under(self, pk: str) -> list[AuthRecord]:
+        items = self._query(
+            {
+                "TableName": self._table,
+                "KeyConditionExpression": "pk = :pk",
+                "ExpressionAttributeValues": {":pk": _s(_AUTH_PREFIX + pk)},
+                "ConsistentRead": True,
+            }  # fmt: skip
+        )
+        return [_record_from_item(item) for item in items]
+
+    def write_records(self, writes: Sequence[RecordWrite]) -> int | None:
+        actions: list[TransactWriteItemTypeDef] = [self._record_action(write) for write in writes]
+        try:
+            with self._vendor_errors(writing=True):
+                # One request token: botocore's own retry of a commit whose reply was lost is then a no-op success.
+                self._client.transact_write_items(TransactItems=actions, ClientRequestToken=uuid.uuid4().hex)
+        except botocore_errors.ClientError as exc:
+            if _error_code(exc) != "TransactionCanceledException":
+                raise
+            reasons = exc.response.get("CancellationReasons", [])
+            failed = [i for i, reason in enumerate(reasons) if reason.get("Code") == "ConditionalCheckFailed"]
+            if failed:
+                return failed[0]
+            raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS) from exc  # a concurrent write
+        except _UnconfirmedWriteError as exc:
+            raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS) from exc
+        return None
+
+    def _record_action(self, write: RecordWrite) -> TransactWriteItemTypeDef:
+        record = write.record
+        key = _key(_AUTH_PREFIX + record.pk, record.sk)
+        condition: dict[str, Any] = {}
+        if write.condition == ABSENT:
+            condition = {"ConditionExpression": "attribute_not_exists(pk)"}
+        elif write.condition != ANY:
+            condition = {
+                "ConditionExpression": "#status = :status", "ExpressionAttributeNames": {"#status": "status"},
+                "ExpressionAttributeValues": {":status": _s(write.condition)},
+            }  # fmt: skip
+        if write.delete:
+            return {"Delete": {"TableName": self._table, "Key": key, **condition}}  # type: ignore[typeddict-item]
+        item: Item = {**key, "status": _s(record.status), "fields": _s(json.dumps(dict(record.fields)))}
+        if record.expires_at is not None:
+            item["expires_at"] = _s(record.expires_at)
+            item["ttl"] = _n(int(rules.parse_ts(record.expires_at).timestamp()) + 1)
+        return {"Put": {"TableName": self._table, "Item": item, **condition}}  # type: ignore[typeddict-item]
 
     # ----- workspaces ----------------------------------------------------------------------------------------
 

@@ -40,7 +40,10 @@ from notewell.domain.model import (
     Workspace,
 )
 from notewell.ports import (
+    ABSENT,
+    ANY,
     BODY_PREFIX_CHARS,
+    AuthRecord,
     IdempotencyKeyTakenError,
     NoteVector,
     SearchUnavailableError,
@@ -50,7 +53,7 @@ from notewell.ports import (
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-    from notewell.ports import Vector
+    from notewell.ports import RecordWrite, Vector
 
 # 2: notes_by_type, notes_needing_attention (indexes); 3: usage; 4: notes.feed_seq and notes_feed (the commit
 # sequence of the change feed); 5: note_vectors. Opening an older file adds what it lacks.
@@ -188,6 +191,15 @@ _SCHEMA = (
     """CREATE INDEX IF NOT EXISTS note_vectors_by_project ON note_vectors (workspace_id, project_id, model, stamp)""",
     """CREATE INDEX IF NOT EXISTS note_vectors_by_stamp ON note_vectors (stamp)""",
     # Where an unfinished rename_tag stopped (a resume hint; IF NOT EXISTS adds it to older files as they open).
+    # OAuth state: clients, authorization requests, codes, grants and their tokens (ports.AuthRecords).
+    """CREATE TABLE IF NOT EXISTS auth_records (
+        pk TEXT NOT NULL,
+        sk TEXT NOT NULL,
+        status TEXT NOT NULL,
+        fields TEXT NOT NULL,
+        expires_at TEXT,
+        PRIMARY KEY (pk, sk)
+    ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS tag_renames (
         workspace_id TEXT NOT NULL,
         project_id TEXT NOT NULL,
@@ -367,6 +379,25 @@ _HIT_ROWS = f"""SELECT top.value, {_N_NOTE_COLUMNS}
     FROM json_each(:seqs) AS top CROSS JOIN notes AS n ON n.seq = top.value"""
 _HIT_SNIPPETS = """SELECT top.value, snippet(notes_fts, 1, '', '', '…', 24)
     FROM json_each(:seqs) AS top CROSS JOIN notes_fts ON notes_fts.rowid = top.value WHERE notes_fts MATCH :snippet"""
+
+
+class _ConditionFailedError(Exception):
+    def __init__(self, index: int) -> None:
+        super().__init__(index)
+        self.index = index
+
+
+def _record_from_row(row: tuple[Any, ...]) -> AuthRecord:
+    pk, sk, status, fields, expires_at = row
+    return AuthRecord(pk, sk, status, json.loads(fields), expires_at)
+
+
+def _condition_holds(condition: str, stored_status: str | None) -> bool:
+    if condition == ANY:
+        return True
+    if condition == ABSENT:
+        return stored_status is None
+    return stored_status == condition
 
 
 def _json(value: object) -> str:
@@ -625,6 +656,49 @@ class SqliteStore:
                 for trigger in _FTS_TRIGGERS:
                     connection.execute(trigger)
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    # ----- OAuth state ---------------------------------------------------------------------------------------
+
+    def get_record(self, pk: str, sk: str) -> AuthRecord | None:
+        row = (
+            self.connection()
+            .execute("SELECT pk, sk, status, fields, expires_at FROM auth_records WHERE pk = ? AND sk = ?", (pk, sk))
+            .fetchone()
+        )
+        return None if row is None else _record_from_row(row)
+
+    def records_under(self, pk: str) -> list[AuthRecord]:
+        rows = self.connection().execute(
+            "SELECT pk, sk, status, fields, expires_at FROM auth_records WHERE pk = ? ORDER BY sk", (pk,)
+        )
+        return [_record_from_row(row) for row in rows]
+
+    def write_records(self, writes: Sequence[RecordWrite]) -> int | None:
+        try:
+            with self._transaction() as connection:  # BEGIN IMMEDIATE: the checks and the writes see one state
+                self._write_records(connection, writes)
+        except _ConditionFailedError as failed:
+            return failed.index
+        return None
+
+    @staticmethod
+    def _write_records(connection: sqlite3.Connection, writes: Sequence[RecordWrite]) -> None:
+        for index, write in enumerate(writes):
+            record = write.record
+            row = connection.execute(
+                "SELECT status FROM auth_records WHERE pk = ? AND sk = ?", (record.pk, record.sk)
+            ).fetchone()
+            if not _condition_holds(write.condition, None if row is None else row[0]):
+                raise _ConditionFailedError(index)  # rolls the transaction back: nothing is written
+        for write in writes:
+            record = write.record
+            if write.delete:
+                connection.execute("DELETE FROM auth_records WHERE pk = ? AND sk = ?", (record.pk, record.sk))
+            else:
+                connection.execute(
+                    "INSERT OR REPLACE INTO auth_records (pk, sk, status, fields, expires_at) VALUES (?, ?, ?, ?, ?)",
+                    (record.pk, record.sk, record.status, _json(dict(record.fields)), record.expires_at),
+                )
 
     # ----- workspaces --------------------------------------------------------------------------------------
 
