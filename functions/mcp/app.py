@@ -29,10 +29,7 @@ def _runtime() -> tuple[MCPServer, Services, Settings]:
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     server, services, settings = _runtime()
     return invoke_asgi(
-        build_app(
-            server, services, allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins,
-            issuer=settings.issuer,
-        ),  # fmt: skip
+        build_app(server, services, allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins),
         event,
         context,
     )

@@ -4,13 +4,16 @@ server's metadata names the same issuer byte for byte (the checklist's "Discover
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx2
 import pytest
 
-from notewell.bootstrap import Services
+from notewell.bootstrap import Services, bootstrap
+from notewell.config import Settings
 from notewell.entrypoints.http import build_app
 from notewell.entrypoints.mcp_tools import build_server
+from notewell.ports import Store
 from tests.support.mcp_harness import make_keys, running
 
 pytestmark = pytest.mark.anyio
@@ -22,8 +25,13 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
-def app_with(services: Services, issuer: str | None) -> object:
-    return build_app(build_server(services), services, allowed_hosts=["testserver"], issuer=issuer)
+@pytest.fixture
+def oauth_services(store: Store, tmp_path: Path) -> Services:
+    return bootstrap(Settings(data_dir=tmp_path, issuer=ISSUER), store=store)
+
+
+def app_with(services: Services) -> object:
+    return build_app(build_server(services), services, allowed_hosts=["testserver"])
 
 
 async def client_for(app: object) -> httpx2.AsyncClient:
@@ -31,9 +39,9 @@ async def client_for(app: object) -> httpx2.AsyncClient:
 
 
 async def test_post_mcp_without_authorization_gets_a_challenge_naming_the_metadata_and_scopes(
-    services: Services,
+    oauth_services: Services,
 ) -> None:
-    app = app_with(services, ISSUER)
+    app = app_with(oauth_services)
     async with running(app), await client_for(app) as http:  # type: ignore[arg-type]
         bare = await http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
         wrong = await http.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "authorization": "Bearer nw_nope"})
@@ -45,8 +53,8 @@ async def test_post_mcp_without_authorization_gets_a_challenge_naming_the_metada
     assert wrong.headers["www-authenticate"].startswith(bare.headers["www-authenticate"])
 
 
-async def test_the_metadata_documents_name_one_issuer_byte_for_byte(services: Services) -> None:
-    app = app_with(services, ISSUER)
+async def test_the_metadata_documents_name_one_issuer_byte_for_byte(oauth_services: Services) -> None:
+    app = app_with(oauth_services)
     async with running(app), await client_for(app) as http:  # type: ignore[arg-type]
         inserted = await http.get("/.well-known/oauth-protected-resource/mcp")
         root = await http.get("/.well-known/oauth-protected-resource")
@@ -64,7 +72,7 @@ async def test_the_metadata_documents_name_one_issuer_byte_for_byte(services: Se
 
 
 async def test_without_an_issuer_the_key_only_server_says_so_and_serves_no_discovery(services: Services) -> None:
-    app = app_with(services, None)
+    app = app_with(services)
     key = make_keys(services).full
     async with running(app), await client_for(app) as http:  # type: ignore[arg-type]
         bare = await http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from notewell.config import ConfigError, Settings
-from notewell.ports import SequencedFeed
+from notewell.ports import AuthRecords, SequencedFeed
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
@@ -16,6 +16,7 @@ from notewell.services.meaning import Meaning
 from notewell.services.memory import MemoryService
 from notewell.services.metering import Meter
 from notewell.services.notes import NoteService
+from notewell.services.oauth import OAuthService
 from notewell.services.portability import PortabilityService
 from notewell.services.projects import ProjectService, TagService
 from notewell.services.search import SearchService
@@ -40,6 +41,7 @@ class Services:
     tags: TagService
     workspaces: WorkspaceService
     portability: PortabilityService
+    oauth: OAuthService | None = None  # None: no issuer configured, /mcp takes API keys only
 
 
 def bootstrap(
@@ -85,6 +87,9 @@ def bootstrap(
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),
         portability=PortabilityService(deps, JsonlCodec(), notes, meter),
+        oauth=OAuthService(deps, store, settings.issuer)
+        if settings.issuer is not None and isinstance(store, AuthRecords)
+        else None,
     )
 
 

@@ -109,9 +109,18 @@ def redirect_matches(registered: str, requested: str) -> bool:
     return registered[mine.end() :] == requested[theirs.end() :]
 
 
+# Private-use callbacks (RFC 8252 §7.1) of native clients in wide use, accepted by exact string only: Cursor's
+# registration sends this beside its https and loopback callbacks, and refusing one URI refuses the client. The
+# code it receives is bound to the client's PKCE verifier, as a loopback one is (pinned; other schemes stay out).
+KNOWN_NATIVE_CALLBACKS = frozenset({"cursor://anysphere.cursor-mcp/oauth/callback"})
+
+
 def redirect_uri_problem(uri: str) -> str | None:
     """Why `uri` cannot be registered as a redirect URI, or None: https with a host, or http on a loopback host
-    (MCP: "localhost or HTTPS"); no fragment, no userinfo, no relative or dot-segment path."""
+    (MCP: "localhost or HTTPS"), or a known native client's own callback; no fragment, no userinfo, no relative or
+    dot-segment path."""
+    if isinstance(uri, str) and uri in KNOWN_NATIVE_CALLBACKS:
+        return None
     if not isinstance(uri, str) or not uri or len(uri) > 2_000:
         return "a redirect URI must be a non-empty string of at most 2,000 characters"
     if any(ch.isspace() or ord(ch) < 0x20 for ch in uri):
@@ -181,3 +190,78 @@ def granted_scopes(requested: str | None, *, read_only: bool) -> tuple[str, ...]
     approver."""
     asked = SCOPES if requested is None else tuple(s for s in SCOPES if s in requested.split(" "))
     return tuple(s for s in asked if not (read_only and s == WRITE_SCOPE)) or (READ_SCOPE,)
+
+
+# ----- errors and client registration (RFC 7591) ------------------------------------------------------------------
+
+
+class OAuthError(Exception):
+    """An OAuth error answer: `error` is the RFC's code, `description` says what to do; `status` the HTTP status."""
+
+    def __init__(self, status: int, error: str, description: str) -> None:
+        super().__init__(f"{error}: {description}")
+        self.status = status
+        self.error = error
+        self.description = description
+
+    def body(self) -> dict[str, str]:
+        return {"error": self.error, "error_description": self.description}
+
+
+MAX_REGISTRATION_BYTES = 16 * 1024
+MAX_REDIRECT_URIS = 10
+MAX_CLIENT_NAME_CHARS = 200
+GRANT_TYPES = ("authorization_code", "refresh_token")
+
+
+def _metadata_error(description: str) -> OAuthError:
+    return OAuthError(400, "invalid_client_metadata", description)
+
+
+def registration(document: object) -> dict[str, object]:
+    """The client metadata Notewell keeps from a registration request, validated (RFC 7591 §2, §3.2.2).
+
+    Public clients only: whatever `token_endpoint_auth_method` is asked for, the client is registered with "none"
+    and gets no secret (RFC 7591 §3.2.1 lets the server replace a value). Redirect URIs are kept as the raw strings
+    received, in order.
+
+    Raises:
+        OAuthError: invalid_request, invalid_redirect_uri or invalid_client_metadata, saying what to fix.
+    """
+    if not isinstance(document, dict) or not document:
+        raise OAuthError(400, "invalid_request", "Send the client metadata as a non-empty JSON object.")
+    uris = document.get("redirect_uris")
+    if not isinstance(uris, list) or not uris:
+        raise OAuthError(400, "invalid_redirect_uri", "redirect_uris is required: a list of at least one URI.")
+    if len(uris) > MAX_REDIRECT_URIS:
+        raise _metadata_error(f"redirect_uris lists {len(uris)} URIs; register at most {MAX_REDIRECT_URIS}.")
+    for uri in uris:
+        problem = redirect_uri_problem(uri) if isinstance(uri, str) else "every redirect URI must be a string"
+        if problem is not None:
+            raise OAuthError(400, "invalid_redirect_uri", problem[:1].upper() + problem[1:] + ".")
+    name = document.get("client_name")
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > MAX_CLIENT_NAME_CHARS):
+        raise _metadata_error(f"client_name must be text of 1 to {MAX_CLIENT_NAME_CHARS} characters.")
+    grants = document.get("grant_types", list(GRANT_TYPES))
+    if not isinstance(grants, list) or not grants or any(g not in GRANT_TYPES for g in grants):
+        raise _metadata_error("grant_types may hold only authorization_code and refresh_token.")
+    if "authorization_code" not in grants:
+        raise _metadata_error("grant_types must include authorization_code: Notewell issues tokens no other way.")
+    responses = document.get("response_types", ["code"])
+    if responses != ["code"]:
+        raise _metadata_error('response_types must be ["code"] (the authorization code flow with PKCE).')
+    scope = document.get("scope")
+    if scope is not None and (not isinstance(scope, str) or scopes_problem(scope) is not None):
+        raise _metadata_error(f"scope must name only {' and '.join(SCOPES)}, separated by one space.")
+    kind = document.get("application_type", "native")
+    if kind not in ("native", "web"):
+        raise _metadata_error("application_type must be native or web.")
+    kept: dict[str, object] = {
+        "redirect_uris": list(uris), "grant_types": list(dict.fromkeys(grants)), "response_types": ["code"],
+        "token_endpoint_auth_method": "none", "application_type": kind,
+    }  # fmt: skip
+    if name is not None:
+        kept["client_name"] = name.strip()
+    if scope is not None:
+        kept["scope"] = scope
+    return kept

@@ -215,10 +215,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(connection_help(url, issued.secret), flush=True)
         else:
             print("More keys: notewell keys create (see --help).", flush=True)
-        app = build_app(
-            build_server(services), services, allowed_hosts=hosts, allowed_origins=settings.allowed_origins,
-            issuer=settings.issuer,
-        )  # fmt: skip
+        app = build_app(build_server(services), services, allowed_hosts=hosts, allowed_origins=settings.allowed_origins)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
         try:
             server.run(sockets=[listener])

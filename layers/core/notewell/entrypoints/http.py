@@ -18,6 +18,7 @@ from starlette.routing import Mount, Route
 
 from notewell.domain import oauth
 from notewell.domain.errors import UnavailableError
+from notewell.domain.oauth import OAuthError
 from notewell.entrypoints.mcp_tools import CURRENT_PRINCIPAL, CURRENT_REQUEST_ID
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from notewell.bootstrap import Services
+    from notewell.services.oauth import OAuthService
 
 logger = logging.getLogger("notewell.http")
 
@@ -206,6 +208,28 @@ async def _health(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def oauth_routes(oauth_service: OAuthService) -> list[Route]:
+    """The authorization server's endpoints (registration so far), each answering OAuth errors as JSON."""
+
+    async def register(request: Request) -> Response:
+        body = await request.body()
+        try:
+            registered = await anyio.to_thread.run_sync(
+                oauth_service.register, body, request.headers.get("content-type")
+            )
+        except OAuthError as exc:
+            return JSONResponse(exc.body(), exc.status, headers=NO_STORE)
+        except UnavailableError as exc:
+            busy = {"error": "temporarily_unavailable", "error_description": exc.message}
+            return JSONResponse(busy, 503, headers={**NO_STORE, "Retry-After": str(exc.retry_after)})
+        return JSONResponse(registered, 201, headers=NO_STORE)
+
+    return [Route("/register", register, methods=["POST"])]
+
+
 def discovery_routes(issuer: str) -> list[Route]:
     """The OAuth discovery documents (RFC 9728 protected resource, at the path-inserted and the root form; RFC 8414
     authorization server), byte-identical wherever they are served. OpenID discovery is a plain 404."""
@@ -240,9 +264,9 @@ def build_app(
     *,
     allowed_hosts: Sequence[str],
     allowed_origins: Sequence[str] = (),
-    issuer: str | None = None,
 ) -> Starlette:
     """A fresh Starlette app around `server`. Cheap: Lambda builds one per invocation (see lambda_asgi.py)."""
+    issuer = services.oauth.issuer if services.oauth is not None else None
     mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, transport_security=SDK_SECURITY)
     manager = server.session_manager  # the manager this call just created
 
@@ -256,6 +280,7 @@ def build_app(
             Route("/health", _health, methods=["GET"]),
             Route("/mcp", _get_not_allowed, methods=["GET", "DELETE"]),
             *(discovery_routes(issuer) if issuer is not None else []),
+            *(oauth_routes(services.oauth) if services.oauth is not None else []),
             Mount("/", app=BearerAuthMiddleware(mcp_app, services, issuer=issuer)),
         ],
         lifespan=lifespan,
