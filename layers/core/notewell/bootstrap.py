@@ -87,7 +87,7 @@ def bootstrap(
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),
         portability=PortabilityService(deps, JsonlCodec(), notes, meter),
-        oauth=OAuthService(deps, store, settings.issuer)
+        oauth=OAuthService(deps, store, settings.issuer, AuthService(deps))
         if settings.issuer is not None and isinstance(store, AuthRecords)
         else None,
     )

@@ -13,13 +13,15 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from notewell.domain import oauth
 from notewell.domain.errors import UnavailableError
 from notewell.domain.oauth import OAuthError
+from notewell.entrypoints import consent
 from notewell.entrypoints.mcp_tools import CURRENT_PRINCIPAL, CURRENT_REQUEST_ID
+from notewell.services.oauth import AuthorizationPageError, Consent, Redirect
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -227,7 +229,39 @@ def oauth_routes(oauth_service: OAuthService) -> list[Route]:
             return JSONResponse(busy, 503, headers={**NO_STORE, "Retry-After": str(exc.retry_after)})
         return JSONResponse(registered, 201, headers=NO_STORE)
 
-    return [Route("/register", register, methods=["POST"])]
+    def page(html: str, status: int, extra: dict[str, str] | None = None) -> Response:
+        return HTMLResponse(html, status, headers={**consent.SECURITY_HEADERS, **(extra or {})})
+
+    def answer(outcome: Consent | Redirect, status: int = 200) -> Response:
+        if isinstance(outcome, Redirect):
+            if not outcome.automatic:  # an error for an https client: the person follows a link, nothing is automatic
+                return page(consent.error_page("The client's request was refused.", return_to=outcome.location), 400)
+            return Response(status_code=303, headers={**consent.SECURITY_HEADERS, "Location": outcome.location})
+        cookie = consent.csrf_cookie(oauth_service.issuer, outcome.csrf)
+        return page(consent.consent_page(outcome), status, {"Set-Cookie": cookie})
+
+    async def authorize(request: Request) -> Response:
+        try:
+            if request.method == "GET":
+                outcome = await anyio.to_thread.run_sync(
+                    oauth_service.begin_authorization, request.query_params.multi_items()
+                )
+                return answer(outcome)
+            if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+                return page(consent.error_page("Send the sign-in form as the page does."), 400)
+            form = {key: str(value) for key, value in (await request.form()).items()}
+            cookie = request.cookies.get(consent.csrf_cookie_name(oauth_service.issuer))
+            decided = await anyio.to_thread.run_sync(oauth_service.decide, form, cookie, request.headers.get("origin"))
+            return answer(decided, 400)  # the page again means a wrong key
+        except AuthorizationPageError as exc:
+            return page(consent.error_page(exc.message), exc.status)
+        except UnavailableError:
+            return page(consent.error_page("Notewell is busy; try again in a moment."), 503)
+
+    return [
+        Route("/register", register, methods=["POST"]),
+        Route("/authorize", authorize, methods=["GET", "POST"]),
+    ]
 
 
 def discovery_routes(issuer: str) -> list[Route]:
