@@ -21,7 +21,7 @@ from notewell.domain.errors import UnavailableError
 from notewell.domain.oauth import OAuthError
 from notewell.entrypoints import consent
 from notewell.entrypoints.mcp_tools import CURRENT_PRINCIPAL, CURRENT_REQUEST_ID
-from notewell.services.oauth import AuthorizationPageError, Consent, Redirect
+from notewell.services.oauth import ACCESS_PREFIX, AuthorizationPageError, Consent, Redirect
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -132,8 +132,14 @@ class BearerAuthMiddleware:
         request_id = headers.get("x-request-id") or _lambda_request_id(scope) or uuid.uuid4().hex
         authorization = headers.get("authorization", "")
         token = authorization[7:].strip() if authorization[:7].lower() == "bearer " else ""
+        oauth_service = self._services.oauth
+        authenticate = (
+            oauth_service.authenticate_access
+            if oauth_service is not None and token.startswith(ACCESS_PREFIX)
+            else self._services.auth.authenticate
+        )
         try:
-            principal = await anyio.to_thread.run_sync(self._services.auth.authenticate, token) if token else None
+            principal = await anyio.to_thread.run_sync(authenticate, token) if token else None
         except UnavailableError as exc:
             # Every request reads its key, so under throttling this is routine: one line, no traceback, no key.
             logger.warning("key lookup unavailable", extra={"request_id": request_id, "retry_after": exc.retry_after})
@@ -158,7 +164,7 @@ def _lambda_request_id(scope: Scope) -> str | None:
 
 async def _unauthorized(send: Send, *, token_sent: bool, issuer: str | None = None) -> None:
     if issuer is not None:  # RFC 9728 §5.1: where the client finds the authorization server, and what to ask for
-        described = "The API key is unknown or revoked"
+        described = "The token or API key is unknown, expired or revoked"
         challenge = (
             oauth.challenge(issuer, error="invalid_token", description=described)
             if token_sent
@@ -258,9 +264,26 @@ def oauth_routes(oauth_service: OAuthService) -> list[Route]:
         except UnavailableError:
             return page(consent.error_page("Notewell is busy; try again in a moment."), 503)
 
+    async def token(request: Request) -> Response:
+        form = await request.form()
+        pairs = [(key, str(value)) for key, value in form.multi_items()]
+        basic = request.headers.get("authorization", "")[:6].lower() == "basic "
+        try:
+            issued = await anyio.to_thread.run_sync(
+                oauth_service.token, pairs, request.headers.get("content-type"), basic
+            )
+        except OAuthError as exc:
+            challenge = {"WWW-Authenticate": 'Basic realm="notewell"'} if exc.status == 401 else {}
+            return JSONResponse(exc.body(), exc.status, headers={**NO_STORE, **challenge})
+        except UnavailableError as exc:
+            busy = {"error": "temporarily_unavailable", "error_description": exc.message}
+            return JSONResponse(busy, 503, headers={**NO_STORE, "Retry-After": str(exc.retry_after)})
+        return JSONResponse(issued, 200, headers=NO_STORE)
+
     return [
         Route("/register", register, methods=["POST"]),
         Route("/authorize", authorize, methods=["GET", "POST"]),
+        Route("/token", token, methods=["POST"]),
     ]
 
 

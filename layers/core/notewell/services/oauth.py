@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from notewell.domain import oauth, rules
+from notewell.domain.model import Principal
 from notewell.domain.oauth import OAuthError
-from notewell.ports import AuthRecord, RecordWrite
+from notewell.ports import ANY, AuthRecord, RecordWrite
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from datetime import datetime
 
     from notewell.ports import AuthRecords
     from notewell.services.access import Deps
@@ -210,6 +212,187 @@ class OAuthService:
         settled("decided", [RecordWrite(grant)])
         return Redirect(_with_query(redirect_uri, {"code": code, **answer, "iss": self.issuer}), automatic=True)
 
+    def token(self, pairs: Sequence[tuple[str, str]], content_type: str | None, basic_auth: bool) -> dict[str, object]:
+        """POST /token: an authorization code or a refresh token for tokens (OAuth 2.1 §3.2).
+
+        Raises:
+            OAuthError: invalid_request, invalid_client (401 for Basic credentials), unsupported_grant_type,
+                invalid_grant, invalid_scope or invalid_target.
+        """
+        if basic_auth:
+            raise OAuthError(401, "invalid_client", "Clients here are public: send client_id in the body, no secret.")
+        if (content_type or "").split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
+            raise OAuthError(400, "invalid_request", "Send the token request form-encoded.")
+        params: dict[str, str] = {}
+        for name, value in pairs:
+            if name in params:
+                raise OAuthError(400, "invalid_request", f"{name} is repeated; send each parameter once.")
+            params[name] = value
+        grant_type = params.get("grant_type")
+        if not grant_type:
+            raise OAuthError(400, "invalid_request", "grant_type is required.")
+        if grant_type not in oauth.GRANT_TYPES:
+            raise OAuthError(400, "unsupported_grant_type", "Use authorization_code or refresh_token.")
+        if "client_secret" in params:
+            raise OAuthError(400, "invalid_client", "Clients here are public: send no client_secret.")
+        client_id = params.get("client_id", "")
+        if self.client(client_id) is None:
+            raise OAuthError(400, "invalid_client", "client_id is missing or not registered; register again.")
+        if grant_type == "authorization_code":
+            return self._redeem(client_id, params)
+        return self._refresh(client_id, params)
+
+    def _redeem(self, client_id: str, params: Mapping[str, str]) -> dict[str, object]:
+        code = params.get("code")
+        if not code:
+            raise OAuthError(400, "invalid_request", "code is required.")
+        record = self._records.get_record(f"CODE#{_hash(code)}", "CODE")
+        now = self._deps.clock.now()
+        if record is None or (record.expires_at or "") <= rules.format_ts(now):
+            raise _invalid_grant("The code is unknown or expired; authorize again.")
+        bound = record.fields
+        if bound["client_id"] != client_id:
+            raise _invalid_grant("The code was issued to another client.")
+        if "redirect_uri" in params and params["redirect_uri"] != bound["redirect_uri"]:
+            raise _invalid_grant("redirect_uri differs from the one the code was issued for.")
+        verifier = params.get("code_verifier")
+        if not verifier:
+            raise OAuthError(400, "invalid_request", "code_verifier is required (PKCE).")
+        if not oauth.pkce_verifier_matches(verifier, str(bound["code_challenge"])):
+            raise _invalid_grant("code_verifier does not match the code's challenge.")  # revokes nothing
+        if "resource" in params and not oauth.resource_matches(params["resource"], self.issuer):
+            raise OAuthError(400, "invalid_target", f"resource must be {oauth.resource_url(self.issuer)}.")
+        family = str(bound["family_id"])
+        if record.status != "unused":  # a replay of a redeemed code: what it issued is revoked (OAuth 2.1 §4.1.3)
+            self.revoke_family(family, "code replayed")
+            raise _invalid_grant("The code was already used; everything it issued is revoked. Authorize again.")
+        scopes = [str(s) for s in bound["scopes"]]  # type: ignore[attr-defined]
+        meta = AuthRecord(
+            pk=f"FAM#{family}", sk="META", status="active",
+            fields={
+                "client_id": client_id, "workspace_id": bound["workspace_id"], "key_id": bound["key_id"],
+                "project_id": bound["project_id"], "read_only": bound["read_only"], "scopes": scopes,
+                "resource": bound["resource"], "created_at": rules.format_ts(now), "last_used_at": rules.format_ts(now),
+            },
+            expires_at=rules.format_ts(now + GRANT_LIFETIME),
+        )  # fmt: skip
+        listing = AuthRecord(f"GRANTS#{bound['workspace_id']}", family, "active", {"key_id": bound["key_id"]},
+                             meta.expires_at)  # fmt: skip
+        used = AuthRecord(record.pk, record.sk, "used", bound, record.expires_at)
+        access, refresh, writes = self._token_pair(family, scopes, now)
+        failed = self._records.write_records(
+            [RecordWrite(used, condition="unused"), RecordWrite(meta), RecordWrite(listing), *writes]
+        )
+        if failed == 0:  # redeemed by a racing request a moment ago: that is a replay too
+            self.revoke_family(family, "code replayed")
+            raise _invalid_grant("The code was already used; everything it issued is revoked. Authorize again.")
+        if failed is not None:
+            raise OAuthError(503, "temporarily_unavailable", "The tokens could not be issued; try again.")
+        return self._token_answer(access, refresh, scopes)
+
+    def _refresh(self, client_id: str, params: Mapping[str, str]) -> dict[str, object]:
+        token = params.get("refresh_token")
+        if not token:
+            raise OAuthError(400, "invalid_request", "refresh_token is required.")
+        family = _family_of(token, REFRESH_PREFIX)
+        current = self._records.get_record(f"FAM#{family}", f"RT#{_hash(token)}") if family else None
+        if family is None or current is None:
+            raise _invalid_grant("The refresh token is unknown; authorize again.")
+        meta = self._records.get_record(f"FAM#{family}", "META")
+        now = self._deps.clock.now()
+        stamp = rules.format_ts(now)
+        if meta is None or meta.fields["client_id"] != client_id:
+            raise _invalid_grant("The refresh token was issued to another client.")
+        if current.status == "rotated":  # reuse: whoever holds the old token is not the client (OAuth 2.1 §4.3.1)
+            self.revoke_family(family, "refresh token reused")
+            raise _invalid_grant("The refresh token was already used; the grant is revoked. Authorize again.")
+        if meta.status != "active" or current.status != "active" or (meta.expires_at or "") <= stamp:
+            raise _invalid_grant("The grant is revoked or expired; authorize again.")
+        if (current.expires_at or "") <= stamp:
+            raise _invalid_grant("The refresh token expired unused; authorize again.")
+        granted = [str(s) for s in meta.fields["scopes"]]  # type: ignore[attr-defined]
+        scopes = granted
+        if "scope" in params:
+            asked = params["scope"].split(" ")
+            if oauth.scopes_problem(params["scope"]) is not None or any(s not in granted for s in asked):
+                raise OAuthError(400, "invalid_scope", f"scope may only narrow the grant: {' '.join(granted)}.")
+            scopes = [s for s in granted if s in asked]
+        if "resource" in params and not oauth.resource_matches(params["resource"], self.issuer):
+            raise OAuthError(400, "invalid_target", f"resource must be {oauth.resource_url(self.issuer)}.")
+        access, refresh, writes = self._token_pair(family, scopes, now, refresh_scopes=granted)
+        rotated = AuthRecord(current.pk, current.sk, "rotated", {**current.fields, "rotated_at": stamp},
+                             current.expires_at)  # fmt: skip
+        touched = AuthRecord(meta.pk, meta.sk, "active", {**meta.fields, "last_used_at": stamp}, meta.expires_at)
+        failed = self._records.write_records(
+            [RecordWrite(rotated, condition="active"), RecordWrite(touched, condition="active"), *writes]
+        )
+        if failed == 0:  # a concurrent refresh of the same token won: this one is a reuse
+            self.revoke_family(family, "refresh token reused")
+            raise _invalid_grant("The refresh token was already used; the grant is revoked. Authorize again.")
+        if failed is not None:
+            raise _invalid_grant("The grant is revoked or expired; authorize again.")
+        return self._token_answer(access, refresh, scopes)
+
+    def _token_pair(
+        self, family: str, scopes: list[str], now: datetime, refresh_scopes: list[str] | None = None
+    ) -> tuple[str, str, list[RecordWrite]]:
+        access = f"{ACCESS_PREFIX}{family}.{self._deps.ids.secret()}"
+        refresh = f"{REFRESH_PREFIX}{family}.{self._deps.ids.secret()}"
+        return access, refresh, [
+            RecordWrite(AuthRecord(f"FAM#{family}", f"AT#{_hash(access)}", "active", {"scopes": scopes},
+                                   rules.format_ts(now + ACCESS_TTL))),
+            RecordWrite(AuthRecord(f"FAM#{family}", f"RT#{_hash(refresh)}", "active",
+                                   {"scopes": refresh_scopes or scopes}, rules.format_ts(now + REFRESH_IDLE))),
+        ]  # fmt: skip
+
+    @staticmethod
+    def _token_answer(access: str, refresh: str, scopes: list[str]) -> dict[str, object]:
+        return {
+            "access_token": access, "token_type": "Bearer", "expires_in": int(ACCESS_TTL.total_seconds()),
+            "refresh_token": refresh, "scope": " ".join(scopes),
+        }  # fmt: skip
+
+    def revoke_family(self, family: str, reason: str) -> None:
+        """End a grant: its record says revoked (every access check reads it), its refresh tokens are revoked and
+        its access tokens deleted."""
+        writes: list[RecordWrite] = []
+        for record in self._records.records_under(f"FAM#{family}"):
+            if record.sk == "META":
+                fields = {**record.fields, "revoked_reason": reason}
+                writes.append(RecordWrite(AuthRecord(record.pk, "META", "revoked", fields, record.expires_at), ANY))
+            elif record.sk.startswith("AT#"):
+                writes.append(RecordWrite(record, ANY, delete=True))
+            elif record.status != "revoked":
+                writes.append(
+                    RecordWrite(AuthRecord(record.pk, record.sk, "revoked", record.fields, record.expires_at), ANY)
+                )
+        for start in range(0, len(writes), 90):  # a store takes at most 100 writes at once
+            self._records.write_records(writes[start : start + 90])
+
+    def authenticate_access(self, token: str) -> Principal | None:
+        """The principal behind an OAuth access token, checked on every call: known, unexpired, its grant active
+        and for this server's /mcp. None otherwise (a refresh token is never an access token)."""
+        family = _family_of(token, ACCESS_PREFIX)
+        if family is None:
+            return None
+        access = self._records.get_record(f"FAM#{family}", f"AT#{_hash(token)}")
+        stamp = rules.format_ts(self._deps.clock.now())
+        if access is None or access.status != "active" or (access.expires_at or "") <= stamp:
+            return None
+        meta = self._records.get_record(f"FAM#{family}", "META")
+        if meta is None or meta.status != "active" or (meta.expires_at or "") <= stamp:
+            return None
+        if meta.fields.get("resource") != oauth.resource_url(self.issuer):
+            return None
+        scopes = frozenset(str(s) for s in access.fields["scopes"])  # type: ignore[attr-defined]
+        project = meta.fields.get("project_id")
+        return Principal(
+            # The approving key is the author of what the client writes, as if the person had used it.
+            workspace_id=str(meta.fields["workspace_id"]), actor=f"key:{meta.fields['key_id']}",
+            project_id=None if project is None else str(project),
+            read_only=bool(meta.fields["read_only"]) or oauth.WRITE_SCOPE not in scopes, scopes=scopes,
+        )  # fmt: skip
+
     def client(self, client_id: str) -> dict[str, object] | None:
         """A registered client's metadata, None when it is unknown or forgotten."""
         if not client_id.startswith("client_") or len(client_id) > 64:
@@ -274,3 +457,25 @@ def _with_query(uri: str, params: dict[str, str]) -> str:
 
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+# ----- tokens --------------------------------------------------------------------------------------------------------
+
+ACCESS_PREFIX = "nw_at_"
+REFRESH_PREFIX = "nw_rt_"
+ACCESS_TTL = timedelta(hours=1)
+REFRESH_IDLE = timedelta(days=30)  # OAuth 2.1 §4.3.3: a refresh token unused this long expires
+GRANT_LIFETIME = timedelta(days=180)  # absolute: then the person approves again
+
+
+def _family_of(token: str, prefix: str) -> str | None:
+    """The grant a token belongs to (`<prefix><family>.<secret>`); the hash covers the whole string, so an edited
+    family is simply an unknown token."""
+    if not token.startswith(prefix) or len(token) > 200:
+        return None
+    family, dot, secret = token[len(prefix) :].partition(".")
+    return family if dot and family.startswith("fam_") and secret else None
+
+
+def _invalid_grant(description: str) -> OAuthError:
+    return OAuthError(400, "invalid_grant", description)
