@@ -11,6 +11,8 @@ from notewell.domain import rules
 from notewell.domain.errors import InvalidArgumentError, NotFoundError
 from notewell.domain.model import ApiKey, Plan, Principal, Project, Workspace
 from notewell.domain.plans import limits_for
+from notewell.ports import AuthRecords
+from notewell.services.oauth import revoke_grants_of_key
 
 if TYPE_CHECKING:
     from notewell.services.access import Deps
@@ -105,6 +107,8 @@ class AuthService:
         revoked = self._deps.store.revoke_key(workspace_id, key_id, rules.format_ts(self._deps.clock.now()))
         if revoked is None:
             raise NotFoundError(f"No key {key_id} in this workspace; 'notewell keys list' shows the key ids.")
+        if isinstance(self._deps.store, AuthRecords):  # the OAuth grants it approved end with it
+            revoke_grants_of_key(self._deps.store, workspace_id, key_id)
         return revoked
 
     def project_slug(self, workspace_id: str, project_id: str | None) -> str | None:

@@ -353,21 +353,7 @@ class OAuthService:
         }  # fmt: skip
 
     def revoke_family(self, family: str, reason: str) -> None:
-        """End a grant: its record says revoked (every access check reads it), its refresh tokens are revoked and
-        its access tokens deleted."""
-        writes: list[RecordWrite] = []
-        for record in self._records.records_under(f"FAM#{family}"):
-            if record.sk == "META":
-                fields = {**record.fields, "revoked_reason": reason}
-                writes.append(RecordWrite(AuthRecord(record.pk, "META", "revoked", fields, record.expires_at), ANY))
-            elif record.sk.startswith("AT#"):
-                writes.append(RecordWrite(record, ANY, delete=True))
-            elif record.status != "revoked":
-                writes.append(
-                    RecordWrite(AuthRecord(record.pk, record.sk, "revoked", record.fields, record.expires_at), ANY)
-                )
-        for start in range(0, len(writes), 90):  # a store takes at most 100 writes at once
-            self._records.write_records(writes[start : start + 90])
+        revoke_family(self._records, family, reason)
 
     def authenticate_access(self, token: str) -> Principal | None:
         """The principal behind an OAuth access token, checked on every call: known, unexpired, its grant active
@@ -479,3 +465,40 @@ def _family_of(token: str, prefix: str) -> str | None:
 
 def _invalid_grant(description: str) -> OAuthError:
     return OAuthError(400, "invalid_grant", description)
+
+
+def revoke_family(records: AuthRecords, family: str, reason: str) -> None:
+    """End a grant: its record says revoked (every access check reads it), its refresh tokens are revoked and its
+    access tokens deleted."""
+    writes: list[RecordWrite] = []
+    for record in records.records_under(f"FAM#{family}"):
+        if record.sk == "META":
+            fields = {**record.fields, "revoked_reason": reason}
+            writes.append(RecordWrite(AuthRecord(record.pk, "META", "revoked", fields, record.expires_at), ANY))
+        elif record.sk.startswith("AT#"):
+            writes.append(RecordWrite(record, ANY, delete=True))
+        elif record.status != "revoked":
+            writes.append(
+                RecordWrite(AuthRecord(record.pk, record.sk, "revoked", record.fields, record.expires_at), ANY)
+            )
+    for start in range(0, len(writes), 90):  # a store takes at most 100 writes at once
+        records.write_records(writes[start : start + 90])
+
+
+def revoke_grants_of_key(records: AuthRecords, workspace_id: str, key_id: str) -> int:
+    """End every grant a key approved (revoking a key ends the access it handed out); how many there were."""
+    ended = 0
+    for listing in records.records_under(f"GRANTS#{workspace_id}"):
+        if listing.fields.get("key_id") == key_id and listing.status == "active":
+            revoke_family(records, listing.sk, "approving key revoked")
+            ended += (
+                records.write_records(
+                    [
+                        RecordWrite(
+                            AuthRecord(listing.pk, listing.sk, "revoked", listing.fields, listing.expires_at), ANY
+                        )
+                    ]
+                )
+                is None
+            )
+    return ended
