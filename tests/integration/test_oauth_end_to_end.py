@@ -4,11 +4,16 @@ eras, refreshes, and is sent back through consent after a reused refresh token r
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
 import httpx2
 import pytest
 from mcp.client import Client
@@ -57,6 +62,45 @@ async def test_the_sdk_client_signs_in_calls_tools_in_both_eras_refreshes_and_lo
 ) -> None:
     key = make_keys(oauth_services).full
     app = build_app(build_server(oauth_services), oauth_services, allowed_hosts=["localhost"])
+    async with running(app):
+        await sign_in_and_work(ISSUER, key, httpx2.ASGITransport(app=app))
+
+
+def test_the_sdk_client_signs_in_to_notewell_serve_over_http(tmp_path: Path) -> None:
+    """The same walk against a `notewell serve` process on loopback: its own issuer, nothing configured."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "notewell.entrypoints.cli", "serve", "--port", "0", "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NOTEWELL_EMBEDDER": "none"},
+    )  # fmt: skip
+    printed: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            printed.append(line)
+            if line.startswith("}"):  # the end of the connection JSON: the server is up
+                ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert ready.wait(30), "".join(printed)
+        port = int(next(line for line in printed if line.startswith("Notewell serving ")).split(":")[2].split("/")[0])
+        issuer = f"http://127.0.0.1:{port}"
+        assert f"OAuth sign-in: clients discover it at {issuer}/mcp (issuer {issuer})." in "".join(printed)
+        key = next(line for line in printed if line.startswith("API key")).split(": ")[1].strip()
+        anyio.run(sign_in_and_work, issuer, key, httpx2.AsyncHTTPTransport())
+    finally:
+        process.terminate()
+        process.wait(10)
+        reader.join(5)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+async def sign_in_and_work(issuer: str, key: str, transport: httpx2.AsyncBaseTransport) -> None:
+    """Discover, register, consent, call tools in both eras, refresh, lose the grant to a reused refresh token."""
     requests: list[httpx2.Request] = []
     approvals: list[str] = []
     got: dict[str, str] = {}
@@ -78,19 +122,15 @@ async def test_the_sdk_client_signs_in_calls_tools_in_both_eras_refreshes_and_lo
 
     storage = MemoryStorage()
     provider = OAuthClientProvider(
-        server_url=f"{ISSUER}/mcp", storage=storage,
+        server_url=f"{issuer}/mcp", storage=storage,
         client_metadata=OAuthClientMetadata(client_name="e2e", redirect_uris=[AnyUrl("http://127.0.0.1:3030/cb")]),
         redirect_handler=redirect_handler, callback_handler=callback_handler,
     )  # fmt: skip
-    transport = httpx2.ASGITransport(app=app)
-    async with (
-        running(app),
-        httpx2.AsyncClient(
-            transport=transport, base_url=ISSUER, auth=provider, event_hooks={"request": [record]}
-        ) as http,
-    ):
+    async with httpx2.AsyncClient(
+        transport=transport, base_url=issuer, auth=provider, event_hooks={"request": [record]}
+    ) as http:
         for mode in ("legacy", "auto"):
-            async with Client(streamable_http_client(f"{ISSUER}/mcp", http_client=http), mode=mode) as client:
+            async with Client(streamable_http_client(f"{issuer}/mcp", http_client=http), mode=mode) as client:
                 written = ok(await client.call_tool("remember", {"project": "api", "content": f"Signed in ({mode}).",
                                                                  "type": "fact"}))  # fmt: skip
                 assert written["status"] == "created"
@@ -100,14 +140,14 @@ async def test_the_sdk_client_signs_in_calls_tools_in_both_eras_refreshes_and_lo
             paths.index("/.well-known/oauth-protected-resource/mcp") < paths.index("/register") < paths.index("/token")
         )
         authorize = parse_qs(urlsplit(approvals[0]).query)
-        assert authorize["code_challenge_method"] == ["S256"] and authorize["resource"] == [f"{ISSUER}/mcp"]
+        assert authorize["code_challenge_method"] == ["S256"] and authorize["resource"] == [f"{issuer}/mcp"]
         exchange = parse_qs(next(r for r in requests if r.url.path == "/token").content.decode())
         assert {"code_verifier", "resource", "redirect_uri"} <= set(exchange) and "client_secret" not in exchange
 
         first = storage.tokens
         assert first is not None and first.refresh_token and first.scope == "notes:read notes:write"
         provider.context.token_expiry_time = time.time() - 1  # the access token has expired: refresh first
-        async with Client(streamable_http_client(f"{ISSUER}/mcp", http_client=http), mode="auto") as client:
+        async with Client(streamable_http_client(f"{issuer}/mcp", http_client=http), mode="auto") as client:
             ok(await client.call_tool("get_context", {"project": "api"}))
         second = storage.tokens
         assert second is not None and second.refresh_token != first.refresh_token and len(approvals) == 1
@@ -122,6 +162,6 @@ async def test_the_sdk_client_signs_in_calls_tools_in_both_eras_refreshes_and_lo
         revoked = await http.post("/mcp", auth=None, headers={"authorization": f"Bearer {second.access_token}"},
                                   json={"jsonrpc": "2.0", "id": 1, "method": "ping"})  # fmt: skip
         assert revoked.status_code == 401 and 'error="invalid_token"' in revoked.headers["www-authenticate"]
-        async with Client(streamable_http_client(f"{ISSUER}/mcp", http_client=http), mode="auto") as client:
+        async with Client(streamable_http_client(f"{issuer}/mcp", http_client=http), mode="auto") as client:
             ok(await client.call_tool("get_context", {"project": "api"}))
         assert len(approvals) == 2  # the revoked grant sent the client back through consent

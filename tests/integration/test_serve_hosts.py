@@ -209,3 +209,6 @@ def test_serve_on_all_interfaces_warns_and_answers_the_allowed_hosts(
         for host in ("env.notes.test", "flag.notes.test", f"localhost:{port}"):
             assert client.get("/health", headers={"host": host}).status_code == 200, host
         assert client.get("/health", headers={"host": "other.notes.test"}).status_code == 421
+        # Reachable by other names and no NOTEWELL_ISSUER: no OAuth discovery (a loopback issuer would mislead).
+        metadata = client.get("/.well-known/oauth-authorization-server", headers={"host": "env.notes.test"})
+        assert metadata.status_code == 404

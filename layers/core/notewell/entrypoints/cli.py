@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import ConfigError, Settings, allowed_hosts, allowed_origins, default_data_dir
-from notewell.domain.errors import NotewellError
+from notewell.domain.errors import InvalidArgumentError, NotewellError
 from notewell.domain.model import Plan, Principal, Workspace
+from notewell.domain.oauth import canonical_issuer
 from notewell.domain.plans import limits_for
 from notewell.entrypoints.wire import KeyOut
 from notewell.services.portability import MEMORY_FORMAT
@@ -195,6 +196,7 @@ def _serve(args: argparse.Namespace) -> int:
     listener = _listen(args.host, args.port)
     try:
         address, port = listener.getsockname()[:2]  # the real port, also when asked for port 0
+        settings = _with_local_issuer(settings, args.host, port, plain_http_warning(address, port) is None)
         services = bootstrap(settings)
         configure_logging(args.log_level, stream=sys.stderr)
         warning = plain_http_warning(address, port)
@@ -209,6 +211,8 @@ def _serve(args: argparse.Namespace) -> int:
             threading.Thread(target=services.meaning.prepare, name="notewell-embeddings", daemon=True).start()
         if warning is not None:
             print(f"Answering Host names: {', '.join(hosts)} (more with --allowed-host).", flush=True)
+        if services.oauth is not None:
+            print(f"OAuth sign-in: clients discover it at {url} (issuer {services.oauth.issuer}).", flush=True)
         if created:
             issued = services.auth.create_key(workspace.id, name="first key")
             print("First start: created a workspace and an API key.\n", flush=True)
@@ -224,6 +228,18 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         listener.close()
     return 0
+
+
+def _with_local_issuer(settings: Settings, host: str, port: int, loopback: bool) -> Settings:
+    """A purely local `serve` (loopback, no other host names) is its own OAuth issuer, so local clients can sign in
+    through the browser; anything reachable from elsewhere needs NOTEWELL_ISSUER (its https name) for that."""
+    if settings.issuer is not None or not loopback or settings.allowed_hosts:
+        return settings
+    try:
+        issuer = canonical_issuer(f"http://{_url_host(host)}:{port}")
+    except InvalidArgumentError:  # a loopback address other than 127.0.0.1, [::1] or localhost
+        return settings
+    return dataclasses.replace(settings, issuer=issuer)
 
 
 def search_status(services: Services) -> str:
