@@ -123,3 +123,73 @@ def test_serve_on_a_port_in_use_says_so_and_exits(tmp_path: Path, capsys: pytest
         assert main(["serve", "--port", str(port), "--data-dir", str(tmp_path)]) == 2
     error = capsys.readouterr().err
     assert f"Cannot listen on 127.0.0.1:{port}" in error and "--port" in error
+
+
+def test_grants_list_shows_who_approved_what_and_revoke_ends_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import base64
+    import hashlib
+    import re
+    from urllib.parse import parse_qs, urlsplit
+
+    from notewell.adapters.sqlite import SqliteStore
+    from notewell.bootstrap import bootstrap
+    from notewell.config import Settings
+    from notewell.domain.oauth import OAuthError
+    from notewell.services.oauth import Consent, Redirect
+
+    data = ["--data-dir", str(tmp_path)]
+    assert main(["keys", "create", "--project", "web", "--name", "person", "--json", *data]) == 0
+    key = json.loads(capsys.readouterr().out)
+    store = SqliteStore(tmp_path / "notewell.db")
+    services = bootstrap(Settings(data_dir=tmp_path, issuer="http://127.0.0.1:8765"), store=store)
+    oauth = services.oauth
+    assert oauth is not None
+    metadata = {"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "Claude Code"}
+    client = str(oauth.register(json.dumps(metadata).encode(), "application/json")["client_id"])
+    form_type = "application/x-www-form-urlencoded"
+    verifier = "v" * 43
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    request = {
+        "response_type": "code",
+        "client_id": client,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }
+    consent = oauth.begin_authorization(list(request.items()))
+    assert isinstance(consent, Consent)
+    form = {"txn": consent.txn, "csrf": consent.csrf, "api_key": key["secret"], "decision": "approve"}
+    approved = oauth.decide(form, consent.csrf, None)
+    assert isinstance(approved, Redirect)
+    code = parse_qs(urlsplit(approved.location).query)["code"][0]
+    redeem = {"grant_type": "authorization_code", "code": code, "client_id": client, "code_verifier": verifier}
+    issued = oauth.token(list(redeem.items()), form_type, False)
+    assert oauth.authenticate_access(str(issued["access_token"])) is not None
+    store.close()
+
+    assert main(["grants", "list", "--json", *data]) == 0
+    (grant,) = json.loads(capsys.readouterr().out)
+    assert (grant["clientName"], grant["scopes"], grant["project"], grant["keyId"], grant["status"]) == (
+        "Claude Code",
+        ["notes:read", "notes:write"],
+        "web",
+        key["id"],
+        "active",
+    )
+    assert grant["createdAt"] and grant["lastUsedAt"]
+    assert main(["grants", "list", *data]) == 0
+    assert re.search(
+        rf"{grant['id']}  Claude Code  notes:read notes:write  project=web  active", capsys.readouterr().out
+    )
+    assert main(["grants", "revoke", grant["id"], *data]) == 0
+    assert f"Ended grant {grant['id']} (Claude Code)." in capsys.readouterr().out
+    assert main(["grants", "revoke", "fam_nope", *data]) == 2
+    assert "No grant fam_nope" in capsys.readouterr().err
+    store = SqliteStore(tmp_path / "notewell.db")
+    services = bootstrap(Settings(data_dir=tmp_path, issuer="http://127.0.0.1:8765"), store=store)
+    assert services.oauth is not None and services.oauth.authenticate_access(str(issued["access_token"])) is None
+    refresh = {"grant_type": "refresh_token", "refresh_token": str(issued["refresh_token"]), "client_id": client}
+    with pytest.raises(OAuthError, match="invalid_grant"):
+        services.oauth.token(list(refresh.items()), form_type, False)
+    store.close()

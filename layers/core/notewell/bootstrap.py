@@ -16,7 +16,7 @@ from notewell.services.meaning import Meaning
 from notewell.services.memory import MemoryService
 from notewell.services.metering import Meter
 from notewell.services.notes import NoteService
-from notewell.services.oauth import OAuthService
+from notewell.services.oauth import Grants, OAuthService
 from notewell.services.portability import PortabilityService
 from notewell.services.projects import ProjectService, TagService
 from notewell.services.search import SearchService
@@ -42,6 +42,7 @@ class Services:
     workspaces: WorkspaceService
     portability: PortabilityService
     oauth: OAuthService | None = None  # None: no issuer configured, /mcp takes API keys only
+    grants: Grants | None = None  # None: a store without OAuth state
 
 
 def bootstrap(
@@ -90,6 +91,7 @@ def bootstrap(
         oauth=OAuthService(deps, store, settings.issuer, AuthService(deps))
         if settings.issuer is not None and isinstance(store, AuthRecords)
         else None,
+        grants=Grants(deps, store) if isinstance(store, AuthRecords) else None,
     )
 
 

@@ -1,4 +1,4 @@
-"""`notewell` command line: serve | keys create|list|revoke | export | import."""
+"""`notewell` command line: serve | keys create|list|revoke | grants list|revoke | export | import."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     from notewell.domain.model import Workspace
     from notewell.services.auth import IssuedKey
+    from notewell.services.oauth import GrantView
     from notewell.services.portability import ImportReport
 
 DEFAULT_HOST = "127.0.0.1"
@@ -99,6 +100,17 @@ def build_parser() -> argparse.ArgumentParser:
     revoke.add_argument("id", help="Key id, as shown by 'notewell keys list'.")
     revoke.add_argument("--json", action="store_true", help="Print JSON instead of text.")
     for sub in (create, listing, revoke):
+        _common(sub)
+        _backend(sub)
+
+    grants = verbs.add_parser("grants", help="List or end the OAuth sign-ins (grants) approved in the workspace.")
+    grant_verbs = grants.add_subparsers(dest="grant_verb", required=True)
+    grant_list = grant_verbs.add_parser("list", help="List grants: client, scope, project, created, last used.")
+    grant_list.add_argument("--json", action="store_true", help="Print JSON instead of text.")
+    grant_revoke = grant_verbs.add_parser("revoke", help="End a grant now: its client must sign in again.")
+    grant_revoke.add_argument("id", help="Grant id, as shown by 'notewell grants list'.")
+    grant_revoke.add_argument("--json", action="store_true", help="Print JSON instead of text.")
+    for sub in (grant_list, grant_revoke):
         _common(sub)
         _backend(sub)
 
@@ -320,6 +332,41 @@ def _key_json(services: Services, issued: IssuedKey | None, out: KeyOut) -> dict
     if issued is not None:
         data["secret"] = issued.secret
     return data
+
+
+def _grants(args: argparse.Namespace) -> int:
+    services = bootstrap(_settings(args))
+    workspace = _workspace(services, args)
+    if services.grants is None:
+        raise ConfigError("This store keeps no OAuth grants.")
+    if args.grant_verb == "revoke":
+        ended = services.grants.revoke(workspace.id, args.id)
+        print(
+            json.dumps(_grant_json(services, workspace.id, ended))
+            if args.json
+            else f"Ended grant {ended.id} ({ended.client_name})."
+        )
+        return 0
+    views = services.grants.list(workspace.id)
+    if args.json:
+        print(json.dumps([_grant_json(services, workspace.id, view) for view in views]))
+        return 0
+    print(f"Workspace {workspace.id} ({workspace.name})" + ("" if views else ": no OAuth grants."))
+    for view in views:
+        project = services.auth.project_slug(workspace.id, view.project_id) or "*"
+        print(
+            f"  {view.id}  {view.client_name or view.client_id}  {' '.join(view.scopes)}  project={project}  "
+            f"{view.status}  created {view.created_at}  last used {view.last_used_at}  approved by {view.key_id}"
+        )
+    return 0
+
+
+def _grant_json(services: Services, workspace_id: str, view: GrantView) -> dict[str, object]:
+    return {
+        "id": view.id, "clientId": view.client_id, "clientName": view.client_name, "scopes": list(view.scopes),
+        "project": services.auth.project_slug(workspace_id, view.project_id),
+        "keyId": view.key_id, "status": view.status, "createdAt": view.created_at, "lastUsedAt": view.last_used_at,
+    }  # fmt: skip
 
 
 def _keys(args: argparse.Namespace) -> int:
@@ -582,6 +629,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _workspace_admin(args)
         if args.verb == "reindex":
             return _reindex(args)
+        if args.verb == "grants":
+            return _grants(args)
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)

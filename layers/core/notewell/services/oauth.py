@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from notewell.domain import oauth, rules
+from notewell.domain.errors import NotFoundError
 from notewell.domain.model import Principal
 from notewell.domain.oauth import OAuthError
 from notewell.ports import ANY, AuthRecord, RecordWrite
@@ -372,6 +373,10 @@ class OAuthService:
             return None
         scopes = frozenset(str(s) for s in access.fields["scopes"])  # type: ignore[attr-defined]
         project = meta.fields.get("project_id")
+        now = self._deps.clock.now()
+        if str(meta.fields.get("last_used_at", "")) < rules.format_ts(now - LAST_USED_EVERY):
+            touched = AuthRecord(meta.pk, meta.sk, "active", {**meta.fields, "last_used_at": stamp}, meta.expires_at)
+            self._records.write_records([RecordWrite(touched, condition="active")])  # lost to a revocation: fine
         return Principal(
             # The approving key is the author of what the client writes, as if the person had used it.
             workspace_id=str(meta.fields["workspace_id"]), actor=f"key:{meta.fields['key_id']}",
@@ -502,3 +507,72 @@ def revoke_grants_of_key(records: AuthRecords, workspace_id: str, key_id: str) -
                 is None
             )
     return ended
+
+
+# ----- grants, for the people who approved them ---------------------------------------------------------------------
+
+LAST_USED_EVERY = timedelta(hours=1)  # how stale a grant's last_used_at may get: a write per call would cost more
+
+
+@dataclass(frozen=True, slots=True)
+class GrantView:
+    id: str
+    client_id: str
+    client_name: str | None
+    scopes: tuple[str, ...]
+    project_id: str | None
+    key_id: str
+    status: str  # active | revoked | expired
+    created_at: str
+    last_used_at: str
+
+
+class Grants:
+    """The OAuth grants of a workspace: who approved which client, for what, and ending one. Needs no issuer: a
+    CLI without one still sees and ends what a server issued."""
+
+    def __init__(self, deps: Deps, records: AuthRecords) -> None:
+        self._deps = deps
+        self._records = records
+
+    def list(self, workspace_id: str) -> list[GrantView]:
+        now = rules.format_ts(self._deps.clock.now())
+        views = []
+        for listing in self._records.records_under(f"GRANTS#{workspace_id}"):
+            meta = self._records.get_record(f"FAM#{listing.sk}", "META")
+            if meta is None:
+                continue
+            fields = meta.fields
+            client = self._records.get_record(f"CLIENT#{fields['client_id']}", "CLIENT")
+            name = client.fields.get("client_name") if client is not None else None
+            status = meta.status if meta.status != "active" or (meta.expires_at or "") > now else "expired"
+            project = fields.get("project_id")
+            views.append(
+                GrantView(
+                    id=listing.sk,
+                    client_id=str(fields["client_id"]),
+                    client_name=name if isinstance(name, str) else None,
+                    scopes=tuple(str(s) for s in fields["scopes"]),  # type: ignore[attr-defined]
+                    project_id=None if project is None else str(project),
+                    key_id=str(fields["key_id"]),
+                    status=status,
+                    created_at=str(fields["created_at"]),
+                    last_used_at=str(fields.get("last_used_at", "")),
+                )  # fmt: skip
+            )
+        return sorted(views, key=lambda v: (v.created_at, v.id))
+
+    def revoke(self, workspace_id: str, grant_id: str) -> GrantView:
+        """End a grant of this workspace now: its client must sign in again.
+
+        Raises:
+            NotFoundError: no such grant in this workspace.
+        """
+        listing = self._records.get_record(f"GRANTS#{workspace_id}", grant_id)
+        if listing is None:
+            raise NotFoundError(f"No grant {grant_id} in this workspace; 'notewell grants list' shows them.")
+        revoke_family(self._records, grant_id, "revoked by a person")
+        self._records.write_records(
+            [RecordWrite(AuthRecord(listing.pk, listing.sk, "revoked", listing.fields, listing.expires_at), ANY)]
+        )
+        return next(view for view in self.list(workspace_id) if view.id == grant_id)
