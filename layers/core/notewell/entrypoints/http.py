@@ -16,6 +16,7 @@ from starlette.middleware import Middleware
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 
+from notewell.config import ConfigError
 from notewell.domain import oauth
 from notewell.domain.errors import UnavailableError
 from notewell.domain.oauth import OAuthError
@@ -313,6 +314,31 @@ def discovery_routes(issuer: str) -> list[Route]:
 async def _get_not_allowed(request: Request) -> Response:
     # A legacy GET would open an SSE stream that never ends (and hang a Lambda until its timeout).
     return Response(status_code=405, headers={"Allow": "POST"})
+
+
+OAUTH_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    # Which paths each authorization-server Lambda function answers (template.yaml routes the same ones to it).
+    "metadata": (oauth.PROTECTED_RESOURCE_PATH, "/.well-known/oauth-protected-resource",
+                 oauth.AUTHORIZATION_SERVER_PATH, "/.well-known/openid-configuration"),
+    "register": ("/register",),
+    "authorize": ("/authorize",),
+    "token": ("/token",),
+}  # fmt: skip
+
+
+def build_oauth_app(
+    services: Services, function: str, *, allowed_hosts: Sequence[str], allowed_origins: Sequence[str] = ()
+) -> Starlette:
+    """One part of the authorization server as its own app, for the Lambda function that serves it alone."""
+    if services.oauth is None:
+        raise ConfigError("The OAuth functions need NOTEWELL_ISSUER (the stack's https URL).")
+    paths = OAUTH_FUNCTIONS[function]
+    routes = [
+        route
+        for route in [*discovery_routes(services.oauth.issuer), *oauth_routes(services.oauth)]
+        if route.path in paths
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins)])
 
 
 def build_app(
