@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint typecheck unit contract integration bench load fuzz layer-reqs build clean
+.PHONY: serve test lint typecheck unit contract integration bench load fuzz layer-reqs build clean chromium
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -16,7 +16,11 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/notewell serve
 
-test: $(STAMP)
+# Debian's chromium for the consent-page browser tests (installed when missing and possible; see the script).
+chromium:
+	scripts/ensure-chromium
+
+test: $(STAMP) chromium
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -32,7 +36,7 @@ unit: $(STAMP)
 contract: $(STAMP)
 	$(BIN)/python -m pytest tests/contract
 
-integration: $(STAMP)
+integration: $(STAMP) chromium
 	$(BIN)/python -m pytest tests/integration
 
 bench: $(STAMP)

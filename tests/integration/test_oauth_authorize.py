@@ -198,7 +198,7 @@ async def test_a_valid_request_gets_the_consent_page_with_its_headers_and_no_cod
     assert answer.status_code == 200 and "code=" not in answer.text
     headers = answer.headers
     assert "frame-ancestors 'none'" in headers["content-security-policy"] and headers["x-frame-options"] == "DENY"
-    assert headers["cache-control"] == "no-store" and headers["referrer-policy"] == "no-referrer"
+    assert headers["cache-control"] == "no-store" and headers["referrer-policy"] == "same-origin"
     assert "access-control-allow-origin" not in headers
     assert headers["set-cookie"].startswith("nw_csrf=") and "HttpOnly" in headers["set-cookie"]
     assert 'type="password"' in answer.text and 'autocomplete="off"' in answer.text

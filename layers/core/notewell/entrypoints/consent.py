@@ -34,7 +34,9 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
     "Pragma": "no-cache",
-    "Referrer-Policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer a browser posts the form with `Origin: null`, and the Origin
+    # check then refuses every real approval (a headless-browser test found this). Nothing leaves for other sites.
+    "Referrer-Policy": "same-origin",
     "X-Content-Type-Options": "nosniff",
 }
 SCOPE_WORDS = {oauth.READ_SCOPE: "read the notes it can reach", oauth.WRITE_SCOPE: "write and change notes"}
