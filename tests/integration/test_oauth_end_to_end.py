@@ -4,6 +4,7 @@ eras, refreshes, and is sent back through consent after a reused refresh token r
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import subprocess
@@ -58,12 +59,17 @@ def oauth_services(store: Store, tmp_path: Path) -> Services:
 
 
 async def test_the_sdk_client_signs_in_calls_tools_in_both_eras_refreshes_and_loses_a_reused_grant(
-    oauth_services: Services,
+    oauth_services: Services, caplog: pytest.LogCaptureFixture
 ) -> None:
     key = make_keys(oauth_services).full
     app = build_app(build_server(oauth_services), oauth_services, allowed_hosts=["localhost"])
-    async with running(app):
-        await sign_in_and_work(ISSUER, key, httpx2.ASGITransport(app=app))
+    with caplog.at_level(logging.DEBUG):
+        async with running(app):
+            secrets = await sign_in_and_work(ISSUER, key, httpx2.ASGITransport(app=app))
+    logged = caplog.text
+    assert "tool call" in logged  # the log was captured, at every level
+    for secret in secrets:  # keys, codes, CSRF values and tokens never appear in logs
+        assert secret[-12:] not in logged
 
 
 def test_the_sdk_client_signs_in_to_notewell_serve_over_http(tmp_path: Path) -> None:
@@ -99,10 +105,11 @@ def test_the_sdk_client_signs_in_to_notewell_serve_over_http(tmp_path: Path) -> 
         process.stdout.close()
 
 
-async def sign_in_and_work(issuer: str, key: str, transport: httpx2.AsyncBaseTransport) -> None:
+async def sign_in_and_work(issuer: str, key: str, transport: httpx2.AsyncBaseTransport) -> list[str]:
     """Discover, register, consent, call tools in both eras, refresh, lose the grant to a reused refresh token."""
     requests: list[httpx2.Request] = []
     approvals: list[str] = []
+    secrets: list[str] = []  # every credential the walk handled: none may reach a log
     got: dict[str, str] = {}
 
     async def record(request: httpx2.Request) -> None:
@@ -115,6 +122,7 @@ async def sign_in_and_work(issuer: str, key: str, transport: httpx2.AsyncBaseTra
         assert approved.status_code == 303
         answer = parse_qs(urlsplit(approved.headers["location"]).query)
         got.update(code=answer["code"][0], state=answer["state"][0], iss=answer["iss"][0])
+        secrets.extend([answer["code"][0], fields["csrf"], fields["txn"]])
         approvals.append(url)
 
     async def callback_handler() -> AuthorizationCodeResult:
@@ -165,3 +173,7 @@ async def sign_in_and_work(issuer: str, key: str, transport: httpx2.AsyncBaseTra
         async with Client(streamable_http_client(f"{issuer}/mcp", http_client=http), mode="auto") as client:
             ok(await client.call_tool("get_context", {"project": "api"}))
         assert len(approvals) == 2  # the revoked grant sent the client back through consent
+        assert storage.tokens is not None
+        for tokens in (first, second, storage.tokens):
+            secrets.extend([tokens.access_token, str(tokens.refresh_token)])
+    return [key, *secrets]

@@ -321,3 +321,28 @@ async def test_revoking_the_approving_api_key_ends_the_grants_it_approved(flow: 
     assert await flow.mcp_status(mine["access_token"]) == 401
     assert error_of(await flow.refresh(client, mine["refresh_token"])) == "invalid_grant"
     assert await flow.mcp_status(theirs["access_token"]) == 200  # another key's grant stands
+
+
+async def test_a_token_without_the_write_scope_gets_403_insufficient_scope_on_a_tool_that_writes(flow: Flow) -> None:
+    client = await flow.client()
+    reading = tokens(await flow.redeem(client, await flow.code(client, scope="notes:read")))
+    headers = {
+        **MCP_HEADERS,
+        "authorization": f"Bearer {reading['access_token']}",
+        "mcp-protocol-version": "2025-06-18",
+    }
+
+    def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+    refused = await flow.http.post("/mcp", json=call("remember", {"project": "api", "content": "x"}), headers=headers)
+    assert refused.status_code == 403
+    challenge = refused.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="notes:read notes:write"' in challenge
+    assert f'resource_metadata="{ISSUER}/.well-known/oauth-protected-resource/mcp"' in challenge
+    allowed = await flow.http.post("/mcp", json=call("get_context", {"project": "api"}), headers=headers)
+    assert allowed.status_code == 200 and not allowed.json()["result"].get("isError")  # reading passes
+    full = tokens(await flow.redeem(client, await flow.code(client)))
+    writer = {**headers, "authorization": f"Bearer {full['access_token']}"}
+    written = await flow.http.post("/mcp", json=call("remember", {"project": "api", "content": "x"}), headers=writer)
+    assert written.status_code == 200 and not written.json()["result"].get("isError")

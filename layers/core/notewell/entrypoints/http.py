@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from mcp.server import MCPServer
     from starlette.requests import Request
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from notewell.bootstrap import Services
     from notewell.services.oauth import OAuthService
@@ -118,12 +118,18 @@ class BearerAuthMiddleware:
     challenge tells a client where to discover how to sign in."""
 
     def __init__(
-        self, app: ASGIApp, services: Services, protected_prefix: str = "/mcp", issuer: str | None = None
+        self,
+        app: ASGIApp,
+        services: Services,
+        protected_prefix: str = "/mcp",
+        issuer: str | None = None,
+        writing_tools: frozenset[str] = frozenset(),
     ) -> None:
         self._app = app
         self._services = services
         self._prefix = protected_prefix
         self._issuer = issuer
+        self._writing_tools = writing_tools
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(self._prefix):
@@ -149,6 +155,14 @@ class BearerAuthMiddleware:
         if principal is None:
             await _unauthorized(send, token_sent=bool(token), issuer=self._issuer)
             return
+        if token.startswith(ACCESS_PREFIX) and oauth.WRITE_SCOPE not in principal.scopes and self._issuer:
+            # A token without the write scope calling a tool that writes: 403 with a challenge, so the client can
+            # ask for the scope (MCP step-up) instead of reading a tool error.
+            body = await _whole_body(receive)
+            if _calls_one_of(body, self._writing_tools):
+                await _insufficient_scope(send, self._issuer)
+                return
+            receive = _replay(body)
         principal_token = CURRENT_PRINCIPAL.set(principal)
         request_token = CURRENT_REQUEST_ID.set(request_id)
         try:
@@ -156,6 +170,61 @@ class BearerAuthMiddleware:
         finally:
             CURRENT_PRINCIPAL.reset(principal_token)
             CURRENT_REQUEST_ID.reset(request_token)
+
+
+async def _whole_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+def _calls_one_of(body: bytes, tools: frozenset[str]) -> bool:
+    """Whether a JSON-RPC request (or any of a batch) is a tools/call of one of `tools`."""
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    requests = document if isinstance(document, list) else [document]
+    return any(
+        isinstance(r, dict) and r.get("method") == "tools/call" and isinstance(r.get("params"), dict)
+        and r["params"].get("name") in tools
+        for r in requests
+    )  # fmt: skip
+
+
+async def _insufficient_scope(send: Send, issuer: str) -> None:
+    challenge = oauth.challenge(
+        issuer, error="insufficient_scope", description="This tool writes: it needs notes:write"
+    )
+    body = json.dumps({"error": "insufficient_scope", "error_description": "This tool needs the notes:write scope."})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 403,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", challenge.encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body.encode()})
 
 
 def _lambda_request_id(scope: Scope) -> str | None:
@@ -364,7 +433,12 @@ def build_app(
             Route("/mcp", _get_not_allowed, methods=["GET", "DELETE"]),
             *(discovery_routes(issuer) if issuer is not None else []),
             *(oauth_routes(services.oauth) if services.oauth is not None else []),
-            Mount("/", app=BearerAuthMiddleware(mcp_app, services, issuer=issuer)),
+            Mount(
+                "/",
+                app=BearerAuthMiddleware(
+                    mcp_app, services, issuer=issuer, writing_tools=getattr(server, "writing_tools", frozenset())
+                ),
+            ),
         ],
         lifespan=lifespan,
         middleware=[Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins)],

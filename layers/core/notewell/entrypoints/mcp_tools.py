@@ -202,6 +202,7 @@ class _LeanToolList(MCPServer):
     """tools/list with lean schemas and one-line descriptions: every agent pays for the list at session start."""
 
     _listed: list[ListedTool] | None = None
+    writing_tools: frozenset[str] = frozenset()  # tools not marked read-only: they need the notes:write scope
 
     async def list_tools(self) -> list[ListedTool]:
         if self._listed is None:  # the tools are fixed once the server is built
@@ -220,7 +221,7 @@ class _LeanToolList(MCPServer):
 
 def build_server(services: Services) -> MCPServer:
     strict = _StrictArguments()
-    server: MCPServer = _LeanToolList(
+    server = _LeanToolList(
         name="notewell",
         title="Notewell",
         instructions=SERVER_INSTRUCTIONS,
@@ -234,6 +235,8 @@ def build_server(services: Services) -> MCPServer:
     def tool(name: str, annotations: ToolAnnotations) -> Callable[[Callable[P, BaseModel]], None]:
         def register(fn: Callable[P, BaseModel]) -> None:
             strict.register(name, fn)
+            if not annotations.read_only_hint:
+                server.writing_tools = server.writing_tools | {name}
             server.add_tool(tool_result(fn, services.meter), name=name, annotations=annotations)
 
         return register

@@ -129,7 +129,7 @@ class OAuthService:
         txn, csrf = self._deps.ids.secret(), self._deps.ids.secret()
         now = self._deps.clock.now()
         request = AuthRecord(
-            pk=f"AUTHZ#{txn}", sk="AUTHZ", status="pending:0",
+            pk=f"AUTHZ#{_hash(txn)}", sk="AUTHZ", status="pending:0",
             fields={
                 "client_id": client_id, "redirect_uri": redirect_uri, "redirect_uri_sent": requested is not None,
                 "state": state, "code_challenge": params["code_challenge"], "resource": oauth.resource_url(self.issuer),
@@ -156,7 +156,7 @@ class OAuthService:
         txn, csrf = form.get("txn", ""), form.get("csrf", "")
         if not txn or len(txn) > 100:
             raise AuthorizationPageError(400, "This sign-in request is unknown; start again from your client.")
-        record = self._records.get_record(f"AUTHZ#{txn}", "AUTHZ")
+        record = self._records.get_record(f"AUTHZ#{_hash(txn)}", "AUTHZ")
         now = rules.format_ts(self._deps.clock.now())
         if record is None or (record.expires_at or "") <= now or not record.status.startswith("pending:"):
             raise AuthorizationPageError(400, "This sign-in request has expired or was already answered; start again.")
