@@ -23,7 +23,7 @@ from notewell.services.search import SearchService
 from notewell.services.workspace import WorkspaceService
 
 if TYPE_CHECKING:
-    from notewell.ports import Clock, Embedder, IdSource, SearchIndex, Store, VectorIndex
+    from notewell.ports import ClientDocuments, Clock, Embedder, IdSource, SearchIndex, Store, VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,7 @@ def bootstrap(
     clock: Clock | None = None,
     ids: IdSource | None = None,
     embedder: Embedder | None = None,
+    client_documents: ClientDocuments | None = None,
 ) -> Services:
     from notewell.adapters.jsonl import JsonlCodec
     from notewell.adapters.system import SystemClock, UlidIdSource
@@ -88,11 +89,17 @@ def bootstrap(
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),
         portability=PortabilityService(deps, JsonlCodec(), notes, meter),
-        oauth=OAuthService(deps, store, settings.issuer, AuthService(deps))
+        oauth=OAuthService(deps, store, settings.issuer, AuthService(deps), client_documents or _client_documents())
         if settings.issuer is not None and isinstance(store, AuthRecords)
         else None,
         grants=Grants(deps, store) if isinstance(store, AuthRecords) else None,
     )
+
+
+def _client_documents() -> ClientDocuments:
+    from notewell.adapters.client_documents import HttpClientDocuments
+
+    return HttpClientDocuments()
 
 
 def _store_for(settings: Settings) -> tuple[Store, SearchIndex | None]:

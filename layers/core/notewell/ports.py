@@ -446,5 +446,26 @@ class AuthRecords(Protocol):
         ...
 
 
+class ClientDocumentError(Exception):
+    """A client metadata document could not be fetched as the rules require (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientDocument:
+    body: bytes
+    max_age: int | None  # from Cache-Control, when given
+
+
+class ClientDocuments(Protocol):
+    def fetch(self, url: str) -> ClientDocument:
+        """GET a client's metadata document: no redirects, a few kilobytes at most, a short timeout, and never an
+        address inside a private network.
+
+        Raises:
+            ClientDocumentError: any of that went wrong.
+        """
+        ...
+
+
 class Store(WorkspaceStore, ProjectStore, NoteStore, KeyStore, Protocol):
     """Everything one storage technology provides."""

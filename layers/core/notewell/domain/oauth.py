@@ -265,3 +265,50 @@ def registration(document: object) -> dict[str, object]:
     if scope is not None:
         kept["scope"] = scope
     return kept
+
+
+# ----- client ID metadata documents (CIMD draft-00) ----------------------------------------------------------------
+
+CLIENT_DOCUMENT_MAX_BYTES = 5 * 1024  # §6.6
+CLIENT_DOCUMENT_MIN_CACHE = 5 * 60  # seconds: §4.4, Cache-Control clamped to 5 min - 24 h
+CLIENT_DOCUMENT_MAX_CACHE = 24 * 60 * 60
+
+
+def client_document_url_problem(url: str) -> str | None:
+    """Why `url` cannot be a client_id metadata document URL, or None: https, a host, a path other than '/', no
+    fragment, user information or dot segments (§3)."""
+    if len(url) > 2_000:
+        return "the client_id URL is too long"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a bad port raises here
+    except ValueError:
+        return "the client_id is not a valid URL"
+    if parts.scheme != "https" or not parts.hostname:
+        return "a client_id URL must be https with a host"
+    if parts.path in ("", "/"):
+        return "a client_id URL must have a path"
+    if parts.fragment or "#" in url or parts.username is not None or "@" in parts.netloc:
+        return "a client_id URL may not have a fragment or user information"
+    if any(segment in (".", "..") for segment in parts.path.split("/")):
+        return "a client_id URL may not have '.' or '..' segments"
+    return None
+
+
+def client_document(url: str, document: object) -> dict[str, object]:
+    """A fetched client metadata document as Notewell keeps a client: its client_id must be the URL itself (simple
+    string comparison, §4.1), it must be a public client, and the rest passes registration's checks.
+
+    Raises:
+        OAuthError: what is wrong with the document.
+    """
+    if not isinstance(document, dict) or document.get("client_id") != url:
+        raise _metadata_error("The client's metadata document does not name its own URL as client_id.")
+    if document.get("token_endpoint_auth_method", "none") != "none":
+        raise _metadata_error("The client's metadata document asks for a client secret; only public clients.")
+    kept = registration({k: v for k, v in document.items() if k != "token_endpoint_auth_method"})
+    return {**kept, "client_id": url}
+
+
+def cache_seconds(max_age: int | None) -> int:
+    return min(CLIENT_DOCUMENT_MAX_CACHE, max(CLIENT_DOCUMENT_MIN_CACHE, max_age or 0))

@@ -76,6 +76,12 @@ def consent_page(consent: Consent) -> str:
     if consent.loopback:
         where += '<p class="note">This address is on your own computer: only allow it if you just started '
         where += "this sign-in from an app you trust.</p>"
+    if consent.document_host:
+        where += f'<p class="note">Its details come from <strong>{escape(consent.document_host)}</strong>.</p>'
+        if consent.loopback_only:
+            where += '<p class="note" role="note">It can only answer to your own computer, so any program there '
+            where += f"could claim to be it: allow only if you started this from {escape(consent.document_host)}"
+            where += "'s app.</p>"
     problem = f'<p role="alert" id="problem">{escape(consent.problem)} ' if consent.problem else ""
     if consent.problem:
         problem += f"({consent.attempts_left} attempts left)</p>"

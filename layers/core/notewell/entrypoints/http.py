@@ -357,11 +357,13 @@ def oauth_routes(oauth_service: OAuthService) -> list[Route]:
     ]
 
 
-def discovery_routes(issuer: str) -> list[Route]:
+def discovery_routes(issuer: str, *, client_documents: bool = False) -> list[Route]:
     """The OAuth discovery documents (RFC 9728 protected resource, at the path-inserted and the root form; RFC 8414
     authorization server), byte-identical wherever they are served. OpenID discovery is a plain 404."""
     resource = json.dumps(oauth.protected_resource_metadata(issuer), separators=(",", ":")).encode()
-    server = json.dumps(oauth.authorization_server_metadata(issuer), separators=(",", ":")).encode()
+    server = json.dumps(
+        oauth.authorization_server_metadata(issuer, client_metadata_documents=client_documents), separators=(",", ":")
+    ).encode()
 
     def document(body: bytes) -> Callable[[Request], Awaitable[Response]]:
         async def serve(request: Request) -> Response:
@@ -404,7 +406,10 @@ def build_oauth_app(
     paths = OAUTH_FUNCTIONS[function]
     routes = [
         route
-        for route in [*discovery_routes(services.oauth.issuer), *oauth_routes(services.oauth)]
+        for route in [
+            *discovery_routes(services.oauth.issuer, client_documents=services.oauth.client_documents),
+            *oauth_routes(services.oauth),
+        ]
         if route.path in paths
     ]
     return Starlette(routes=routes, middleware=[Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins)])
@@ -431,7 +436,11 @@ def build_app(
         routes=[
             Route("/health", _health, methods=["GET"]),
             Route("/mcp", _get_not_allowed, methods=["GET", "DELETE"]),
-            *(discovery_routes(issuer) if issuer is not None else []),
+            *(
+                discovery_routes(issuer, client_documents=services.oauth.client_documents)
+                if services.oauth is not None and issuer is not None
+                else []
+            ),
             *(oauth_routes(services.oauth) if services.oauth is not None else []),
             Mount(
                 "/",

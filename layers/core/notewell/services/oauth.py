@@ -9,22 +9,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from notewell.domain import oauth, rules
 from notewell.domain.errors import NotFoundError
 from notewell.domain.model import Principal
 from notewell.domain.oauth import OAuthError
-from notewell.ports import ANY, AuthRecord, RecordWrite
+from notewell.ports import ANY, AuthRecord, ClientDocumentError, RecordWrite
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
-    from notewell.ports import AuthRecords
+    from notewell.ports import AuthRecords, ClientDocuments
     from notewell.services.access import Deps
     from notewell.services.auth import AuthService
 
@@ -32,11 +33,21 @@ CLIENT_IDLE = timedelta(days=30)  # a client unused this long is forgotten (pinn
 
 
 class OAuthService:
-    def __init__(self, deps: Deps, records: AuthRecords, issuer: str, auth: AuthService) -> None:
+    def __init__(
+        self, deps: Deps, records: AuthRecords, issuer: str, auth: AuthService,
+        documents: ClientDocuments | None = None,
+    ) -> None:  # fmt: skip
         self._deps = deps
         self._records = records
         self._auth = auth
+        self._documents = documents  # None: no client metadata documents, registration only
+        self._fetched: dict[str, tuple[dict[str, object], datetime]] = {}  # URL -> (client, until); never failures
+        self._fetched_lock = threading.Lock()
         self.issuer = issuer
+
+    @property
+    def client_documents(self) -> bool:
+        return self._documents is not None
 
     def register(self, body: bytes, content_type: str | None) -> dict[str, object]:
         """RFC 7591 dynamic registration of a public client: the stored metadata with its new client_id.
@@ -141,7 +152,8 @@ class OAuthService:
             raise AuthorizationPageError(400, "The request could not be recorded; start again.")
         shown = client.get("client_name")
         return Consent(txn, csrf, client_id, shown if isinstance(shown, str) else None, redirect_uri,
-                       oauth.SCOPES if scope is None else tuple(scope.split(" ")))  # fmt: skip
+                       oauth.SCOPES if scope is None else tuple(scope.split(" ")),
+                       registered_uris=tuple(registered))  # fmt: skip
 
     def decide(self, form: Mapping[str, str], cookie: str | None, origin: str | None) -> Consent | Redirect:
         """POST /authorize: the person's answer. Approve with a workspace API key mints a single-use code bound to
@@ -237,7 +249,11 @@ class OAuthService:
         if "client_secret" in params:
             raise OAuthError(400, "invalid_client", "Clients here are public: send no client_secret.")
         client_id = params.get("client_id", "")
-        if self.client(client_id) is None:
+        try:
+            known = self.client(client_id)
+        except AuthorizationPageError as exc:  # a metadata document that no longer passes
+            raise OAuthError(400, "invalid_client", exc.message) from exc
+        if known is None:
             raise OAuthError(400, "invalid_client", "client_id is missing or not registered; register again.")
         if grant_type == "authorization_code":
             return self._redeem(client_id, params)
@@ -385,13 +401,44 @@ class OAuthService:
         )  # fmt: skip
 
     def client(self, client_id: str) -> dict[str, object] | None:
-        """A registered client's metadata, None when it is unknown or forgotten."""
+        """A client's metadata: registered here, or (an https client_id) its metadata document; None when it is
+        unknown or forgotten.
+
+        Raises:
+            AuthorizationPageError: a metadata document that cannot be fetched or does not pass the rules.
+        """
+        if client_id.startswith("https://"):
+            return self._document_client(client_id)
         if not client_id.startswith("client_") or len(client_id) > 64:
             return None
         record = self._records.get_record(f"CLIENT#{client_id}", "CLIENT")
         if record is None or (record.expires_at or "") <= rules.format_ts(self._deps.clock.now()):
             return None
         return dict(record.fields)
+
+    def _document_client(self, url: str) -> dict[str, object] | None:
+        if self._documents is None:
+            return None
+        problem = oauth.client_document_url_problem(url)
+        if problem is not None:
+            raise AuthorizationPageError(400, problem[:1].upper() + problem[1:] + ".")
+        now = self._deps.clock.now()
+        with self._fetched_lock:
+            cached = self._fetched.get(url)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        try:
+            fetched = self._documents.fetch(url)
+            client = oauth.client_document(url, json.loads(fetched.body))
+        except ClientDocumentError as exc:
+            raise AuthorizationPageError(400, f"The client's metadata document could not be used: {exc}.") from exc
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise AuthorizationPageError(400, "The client's metadata document is not JSON.") from exc
+        except OAuthError as exc:
+            raise AuthorizationPageError(400, exc.description) from exc
+        with self._fetched_lock:
+            self._fetched[url] = (client, now + timedelta(seconds=oauth.cache_seconds(fetched.max_age)))
+        return client
 
 
 # ----- authorization: the consent page ------------------------------------------------------------------------------
@@ -435,6 +482,17 @@ class Consent:
     scopes: tuple[str, ...]
     problem: str | None = None  # why the last submission was not accepted
     attempts_left: int = MAX_KEY_ATTEMPTS
+    registered_uris: tuple[str, ...] = ()
+
+    @property
+    def document_host(self) -> str | None:
+        """Where a client metadata document came from: the one name Notewell can vouch for."""
+        return urlsplit(self.client_id).hostname if self.client_id.startswith("https://") else None
+
+    @property
+    def loopback_only(self) -> bool:
+        """Every redirect URI is on the person's own machine: any program there could answer as this client."""
+        return bool(self.registered_uris) and all(oauth.LOOPBACK.match(uri) for uri in self.registered_uris)
 
     @property
     def loopback(self) -> bool:
