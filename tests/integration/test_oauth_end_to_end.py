@@ -63,9 +63,17 @@ async def test_the_sdk_client_signs_in_calls_tools_in_both_eras_refreshes_and_lo
 ) -> None:
     key = make_keys(oauth_services).full
     app = build_app(build_server(oauth_services), oauth_services, allowed_hosts=["localhost"])
-    with caplog.at_level(logging.DEBUG):
-        async with running(app):
-            secrets = await sign_in_and_work(ISSUER, key, httpx2.ASGITransport(app=app))
+    notewell_logs = logging.getLogger("notewell")  # configure_logging stops it propagating: listen to it directly
+    before = notewell_logs.level
+    notewell_logs.addHandler(caplog.handler)
+    notewell_logs.setLevel(logging.DEBUG)
+    try:
+        with caplog.at_level(logging.DEBUG):
+            async with running(app):
+                secrets = await sign_in_and_work(ISSUER, key, httpx2.ASGITransport(app=app))
+    finally:
+        notewell_logs.removeHandler(caplog.handler)
+        notewell_logs.setLevel(before)
     logged = caplog.text
     assert "tool call" in logged  # the log was captured, at every level
     for secret in secrets:  # keys, codes, CSRF values and tokens never appear in logs
