@@ -235,15 +235,24 @@ async def test_an_unknown_truncated_flipped_or_re_familied_refresh_token_is_inva
     assert await flow.mcp_status(issued["access_token"]) == 200 and tokens(await flow.refresh(client, token))
 
 
-async def test_a_refresh_token_of_another_client_or_past_its_idle_expiry_is_invalid_grant(
-    flow: Flow, clock: FixedClock
-) -> None:
+async def test_a_refresh_token_of_another_client_is_invalid_grant(flow: Flow) -> None:
     client, issued = await issued_pair(flow)
     other = await flow.client()
     assert error_of(await flow.refresh(other, issued["refresh_token"])) == "invalid_grant"
-    clock.advance(days=31)
-    client = await flow.client()  # the first client is forgotten too after 30 idle days; a fresh one is not enough
-    assert error_of(await flow.refresh(client, issued["refresh_token"])) == "invalid_grant"
+    assert tokens(await flow.refresh(client, issued["refresh_token"]))  # and it still works for its own client
+
+
+async def test_a_refresh_token_unused_past_its_idle_expiry_is_invalid_grant_while_its_client_lives_on(
+    flow: Flow, clock: FixedClock
+) -> None:
+    client, idle = await issued_pair(flow)
+    clock.advance(days=20)
+    kept = tokens(await flow.redeem(client, await flow.code(client)))  # the client is in use: it is not forgotten
+    clock.advance(days=10, seconds=1)  # 30 days and a second since `idle` was issued
+    assert error_of(await flow.refresh(client, idle["refresh_token"])) == "invalid_grant"
+    assert tokens(await flow.refresh(client, kept["refresh_token"]))  # 10 days old: fine
+    clock.advance(days=31)  # unused for 31 days: the client is forgotten, and must register again
+    assert error_of(await flow.refresh(client, kept["refresh_token"])) == "invalid_client"
 
 
 async def test_rotation_then_reuse_of_the_old_token_revokes_the_family(flow: Flow) -> None:

@@ -305,6 +305,7 @@ class OAuthService:
             raise _invalid_grant("The code was already used; everything it issued is revoked. Authorize again.")
         if failed is not None:
             raise OAuthError(503, "temporarily_unavailable", "The tokens could not be issued; try again.")
+        self._keep_client(client_id, now)
         return self._token_answer(access, refresh, scopes)
 
     def _refresh(self, client_id: str, params: Mapping[str, str]) -> dict[str, object]:
@@ -348,7 +349,18 @@ class OAuthService:
             raise _invalid_grant("The refresh token was already used; the grant is revoked. Authorize again.")
         if failed is not None:
             raise _invalid_grant("The grant is revoked or expired; authorize again.")
+        self._keep_client(client_id, now)
         return self._token_answer(access, refresh, scopes)
+
+    def _keep_client(self, client_id: str, now: datetime) -> None:
+        """A client in use is not forgotten: its 30 days run from its last token, renewed at most once a day."""
+        if not client_id.startswith("client_"):
+            return  # a metadata-document client is not stored
+        record = self._records.get_record(f"CLIENT#{client_id}", "CLIENT")
+        renewed = rules.format_ts(now + CLIENT_IDLE)
+        if record is not None and (record.expires_at or "") < rules.format_ts(now + CLIENT_IDLE - timedelta(days=1)):
+            kept = AuthRecord(record.pk, record.sk, record.status, record.fields, renewed)
+            self._records.write_records([RecordWrite(kept, condition=record.status)])
 
     def _token_pair(
         self, family: str, scopes: list[str], now: datetime, refresh_scopes: list[str] | None = None
