@@ -200,6 +200,8 @@ async def test_a_valid_request_gets_the_consent_page_with_its_headers_and_no_cod
     assert "frame-ancestors 'none'" in headers["content-security-policy"] and headers["x-frame-options"] == "DENY"
     assert headers["cache-control"] == "no-store" and headers["referrer-policy"] == "same-origin"
     assert "access-control-allow-origin" not in headers
+    preflight = await http.options(query(client), headers={"origin": ISSUER, "access-control-request-method": "POST"})
+    assert "access-control-allow-origin" not in preflight.headers  # no CORS on /authorize (RFC 9700 §2.6)
     assert headers["set-cookie"].startswith("nw_csrf=") and "HttpOnly" in headers["set-cookie"]
     assert 'type="password"' in answer.text and 'autocomplete="off"' in answer.text
     assert (

@@ -314,6 +314,8 @@ async def test_an_expired_or_refresh_token_as_bearer_or_a_token_in_the_query_is_
     assert await flow.mcp_status(issued["refresh_token"]) == 401
     query = await flow.http.post(f"/mcp?access_token={issued['access_token']}", json=PING, headers=MCP_HEADERS)
     assert query.status_code == 401
+    in_body = await flow.http.post("/mcp", data={"access_token": issued["access_token"]})  # RFC 6750 §2.2: not here
+    assert in_body.status_code == 401
     clock.advance(seconds=3601)
     assert await flow.mcp_status(issued["access_token"]) == 401
 
