@@ -1,7 +1,10 @@
-"""The OAuth 2.1 authorization server: client registration now; authorization, tokens and grants build on it.
+"""The OAuth 2.1 authorization server: registration, consent, codes, tokens, and the grants people can end.
 
-State lives in the store's AuthRecords (ports.py), one partition per thing: `CLIENT#<id>`. The rules are in
-domain/oauth.py; this service reads the clock, mints ids and writes records.
+State lives in the store's AuthRecords (ports.py), one partition per thing, secrets only as SHA-256 hashes:
+`CLIENT#<id>` (30 days from last use), `AUTHZ#<hash of request id>` (a consent request, 10 min), `CODE#<hash>`
+(5 min, single use), `FAM#<grant>` holding `META` (the grant, 180 days), `RT#<hash>` and `AT#<hash>` (its tokens),
+and `GRANTS#<workspace>` listing the workspace's grants. The rules are in domain/oauth.py; this service reads the
+clock, mints ids and secrets, and writes records, each transition one conditional write.
 """
 
 from __future__ import annotations
