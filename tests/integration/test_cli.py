@@ -128,16 +128,13 @@ def test_serve_on_a_port_in_use_says_so_and_exits(tmp_path: Path, capsys: pytest
 def test_grants_list_shows_who_approved_what_and_revoke_ends_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import base64
-    import hashlib
     import re
-    from urllib.parse import parse_qs, urlsplit
 
     from notewell.adapters.sqlite import SqliteStore
     from notewell.bootstrap import bootstrap
     from notewell.config import Settings
     from notewell.domain.oauth import OAuthError
-    from notewell.services.oauth import Consent, Redirect
+    from tests.support.oauth import issue_tokens
 
     data = ["--data-dir", str(tmp_path)]
     assert main(["keys", "create", "--project", "web", "--name", "person", "--json", *data]) == 0
@@ -146,25 +143,8 @@ def test_grants_list_shows_who_approved_what_and_revoke_ends_it(
     services = bootstrap(Settings(data_dir=tmp_path, issuer="http://127.0.0.1:8765"), store=store)
     oauth = services.oauth
     assert oauth is not None
-    metadata = {"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "Claude Code"}
-    client = str(oauth.register(json.dumps(metadata).encode(), "application/json")["client_id"])
+    client, issued = issue_tokens(services, key["secret"], "Claude Code")
     form_type = "application/x-www-form-urlencoded"
-    verifier = "v" * 43
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    request = {
-        "response_type": "code",
-        "client_id": client,
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-    }
-    consent = oauth.begin_authorization(list(request.items()))
-    assert isinstance(consent, Consent)
-    form = {"txn": consent.txn, "csrf": consent.csrf, "api_key": key["secret"], "decision": "approve"}
-    approved = oauth.decide(form, consent.csrf, None)
-    assert isinstance(approved, Redirect)
-    code = parse_qs(urlsplit(approved.location).query)["code"][0]
-    redeem = {"grant_type": "authorization_code", "code": code, "client_id": client, "code_verifier": verifier}
-    issued = oauth.token(list(redeem.items()), form_type, False)
     assert oauth.authenticate_access(str(issued["access_token"])) is not None
     store.close()
 

@@ -12,8 +12,6 @@ import base64
 import hashlib
 import json
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +21,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 import pytest
+
+from tests.support.serve import serve
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -87,35 +87,14 @@ class Callback:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, Callback]]:
     """`notewell serve` on loopback (its own issuer), its first key, and a registered client's callback."""
-    data = tmp_path_factory.mktemp("consent")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "notewell.entrypoints.cli", "serve", "--port", "0", "--data-dir", str(data)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NOTEWELL_EMBEDDER": "none"},
-    )  # fmt: skip
-    printed: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            printed.append(line)
-            if line.startswith("}"):
-                ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
     callback = Callback()
     try:
-        assert ready.wait(30), "".join(printed)
-        port = int(next(line for line in printed if line.startswith("Notewell serving ")).split(":")[2].split("/")[0])
-        key = next(line for line in printed if line.startswith("API key")).split(": ")[1].strip()
-        yield f"http://127.0.0.1:{port}", key, callback
+        with serve(tmp_path_factory.mktemp("consent"), env={"NOTEWELL_EMBEDDER": "none"}) as server:
+            assert server.key is not None
+            yield server.base, server.key, callback
     finally:
         callback.server.shutdown()
         callback.server.server_close()
-        process.terminate()
-        process.wait(10)
-        assert process.stdout is not None
-        process.stdout.close()
 
 
 def authorize_url(base: str, callback: Callback, name: str = "Claude Code", **overrides: str) -> str:

@@ -5,11 +5,7 @@ eras, refreshes, and is sent back through consent after a reused refresh token r
 from __future__ import annotations
 
 import logging
-import os
 import re
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -29,6 +25,7 @@ from notewell.entrypoints.http import build_app
 from notewell.entrypoints.mcp_tools import build_server
 from notewell.ports import Store
 from tests.support.mcp_harness import make_keys, ok, running
+from tests.support.serve import serve
 
 pytestmark = pytest.mark.anyio
 
@@ -82,35 +79,11 @@ async def test_the_sdk_client_signs_in_calls_tools_in_both_eras_refreshes_and_lo
 
 def test_the_sdk_client_signs_in_to_notewell_serve_over_http(tmp_path: Path) -> None:
     """The same walk against a `notewell serve` process on loopback: its own issuer, nothing configured."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "notewell.entrypoints.cli", "serve", "--port", "0", "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "NOTEWELL_EMBEDDER": "none"},
-    )  # fmt: skip
-    printed: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            printed.append(line)
-            if line.startswith("}"):  # the end of the connection JSON: the server is up
-                ready.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert ready.wait(30), "".join(printed)
-        port = int(next(line for line in printed if line.startswith("Notewell serving ")).split(":")[2].split("/")[0])
-        issuer = f"http://127.0.0.1:{port}"
-        assert f"OAuth sign-in: clients discover it at {issuer}/mcp (issuer {issuer})." in "".join(printed)
-        key = next(line for line in printed if line.startswith("API key")).split(": ")[1].strip()
-        anyio.run(sign_in_and_work, issuer, key, httpx2.AsyncHTTPTransport())
-    finally:
-        process.terminate()
-        process.wait(10)
-        reader.join(5)
-        assert process.stdout is not None
-        process.stdout.close()
+    with serve(tmp_path, env={"NOTEWELL_EMBEDDER": "none"}) as served:
+        issuer = served.base
+        assert f"OAuth sign-in: clients discover it at {issuer}/mcp (issuer {issuer})." in served.printed
+        assert served.key is not None
+        anyio.run(sign_in_and_work, issuer, served.key, httpx2.AsyncHTTPTransport())
 
 
 async def sign_in_and_work(issuer: str, key: str, transport: httpx2.AsyncBaseTransport) -> list[str]:

@@ -3,14 +3,11 @@ token exchange that loses a transaction to a concurrent one (the checklist's rem
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
 import json
 import threading
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import httpx2
 import pytest
@@ -21,36 +18,14 @@ from notewell.domain.oauth import OAuthError
 from notewell.entrypoints.http import build_app
 from notewell.entrypoints.mcp_tools import build_server
 from notewell.ports import Store
-from notewell.services.oauth import Consent, Redirect
 from tests.support.mcp_harness import make_keys, running
+from tests.support.oauth import FORM, issue_tokens
 
 ISSUER = "http://testserver"
-VERIFIER = "d" * 43
-CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
-FORM = "application/x-www-form-urlencoded"
 
 
 def issue(services: Services) -> tuple[str, dict[str, Any]]:
-    """A registered client and the tokens of a grant approved with a full key, through the service as the routes
-    call it."""
-    oauth = services.oauth
-    assert oauth is not None
-    metadata = {"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "faults"}
-    client = str(oauth.register(json.dumps(metadata).encode(), "application/json")["client_id"])
-    request = {
-        "response_type": "code",
-        "client_id": client,
-        "code_challenge": CHALLENGE,
-        "code_challenge_method": "S256",
-    }
-    consent = oauth.begin_authorization(list(request.items()))
-    assert isinstance(consent, Consent)
-    form = {"txn": consent.txn, "csrf": consent.csrf, "api_key": make_keys(services).full, "decision": "approve"}
-    approved = oauth.decide(form, consent.csrf, None)
-    assert isinstance(approved, Redirect)
-    code = parse_qs(urlsplit(approved.location).query)["code"][0]
-    redeem = {"grant_type": "authorization_code", "code": code, "client_id": client, "code_verifier": VERIFIER}
-    return client, oauth.token(list(redeem.items()), FORM, False)
+    return issue_tokens(services, make_keys(services).full, "faults")
 
 
 @pytest.mark.anyio

@@ -4,10 +4,6 @@ answered, on every path and before the key is looked at; `serve` takes allowed h
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -19,6 +15,7 @@ from notewell.config import ConfigError, Settings
 from notewell.entrypoints.cli import main, plain_http_warning, serve_hosts
 from notewell.entrypoints.http import build_app
 from notewell.entrypoints.mcp_tools import build_server
+from tests.support.serve import serve
 
 pytestmark = pytest.mark.anyio
 
@@ -162,38 +159,9 @@ def test_a_bad_allowed_host_flag_is_one_line_and_exit_code_2(
 @pytest.fixture
 def served_on_all_interfaces(tmp_path: Path) -> Iterator[tuple[int, list[str]]]:
     """`notewell serve --host 0.0.0.0 --port 0` with a host from the flag and one from the environment."""
-    env = {**os.environ, "NOTEWELL_ALLOWED_HOSTS": "env.notes.test"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "notewell.entrypoints.cli", "serve", "--host", "0.0.0.0", "--port", "0"]
-        + ["--allowed-host", "flag.notes.test", "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    printed: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            printed.append(line)
-            if line.startswith("}"):  # the end of the connection JSON: the server is up
-                ready.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert ready.wait(30), "".join(printed)
-        banner = next(line for line in printed if line.startswith("Notewell serving "))
-        port = int(banner.split(":")[2].split("/")[0])
-        yield port, printed
-    finally:
-        process.terminate()
-        process.wait(10)
-        reader.join(5)
-        assert process.stdout is not None
-        process.stdout.close()
+    flags = ("--host", "0.0.0.0", "--allowed-host", "flag.notes.test")
+    with serve(tmp_path, *flags, env={"NOTEWELL_ALLOWED_HOSTS": "env.notes.test"}) as served:
+        yield served.port, served.printed.splitlines(keepends=True)
 
 
 def test_serve_on_all_interfaces_warns_and_answers_the_allowed_hosts(

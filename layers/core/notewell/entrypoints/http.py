@@ -212,19 +212,25 @@ async def _insufficient_scope(send: Send, issuer: str) -> None:
     challenge = oauth.challenge(
         issuer, error="insufficient_scope", description="This tool writes: it needs notes:write"
     )
-    body = json.dumps({"error": "insufficient_scope", "error_description": "This tool needs the notes:write scope."})
+    body = {"error": "insufficient_scope", "error_description": "This tool needs the notes:write scope."}
+    await _challenge(send, 403, challenge, body)
+
+
+async def _challenge(send: Send, status: int, challenge: str, body: dict[str, str]) -> None:
+    """A JSON refusal carrying a WWW-Authenticate challenge."""
+    encoded = json.dumps(body).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 403,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"www-authenticate", challenge.encode()),
-                (b"content-length", str(len(body)).encode()),
+                (b"content-length", str(len(encoded)).encode()),
             ],
         }
     )
-    await send({"type": "http.response.body", "body": body.encode()})
+    await send({"type": "http.response.body", "body": encoded})
 
 
 def _lambda_request_id(scope: Scope) -> str | None:
@@ -238,7 +244,7 @@ async def _unauthorized(send: Send, *, token_sent: bool, issuer: str | None = No
         challenge = (
             oauth.challenge(issuer, error="invalid_token", description=described)
             if token_sent
-            else (oauth.challenge(issuer))
+            else oauth.challenge(issuer)
         )
     else:
         challenge = 'Bearer realm="notewell"'
@@ -249,19 +255,8 @@ async def _unauthorized(send: Send, *, token_sent: bool, issuer: str | None = No
         if token_sent
         else "Missing credentials; send 'Authorization: Bearer <API key>' (see 'notewell keys create')."
     )
-    body = json.dumps({"error": "invalid_token" if token_sent else "unauthorized", "error_description": message})
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"www-authenticate", challenge.encode()),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body.encode()})
+    body = {"error": "invalid_token" if token_sent else "unauthorized", "error_description": message}
+    await _challenge(send, 401, challenge, body)
 
 
 async def _unavailable(send: Send, exc: UnavailableError) -> None:
@@ -293,17 +288,8 @@ def oauth_routes(oauth_service: OAuthService) -> list[Route]:
     """The authorization server's endpoints (registration so far), each answering OAuth errors as JSON."""
 
     async def register(request: Request) -> Response:
-        body = await request.body()
-        try:
-            registered = await anyio.to_thread.run_sync(
-                oauth_service.register, body, request.headers.get("content-type")
-            )
-        except OAuthError as exc:
-            return JSONResponse(exc.body(), exc.status, headers=NO_STORE)
-        except UnavailableError as exc:
-            busy = {"error": "temporarily_unavailable", "error_description": exc.message}
-            return JSONResponse(busy, 503, headers={**NO_STORE, "Retry-After": str(exc.retry_after)})
-        return JSONResponse(registered, 201, headers=NO_STORE)
+        body, content_type = await request.body(), request.headers.get("content-type")
+        return await _oauth_answer(lambda: oauth_service.register(body, content_type), 201)
 
     def page(html: str, status: int, extra: dict[str, str] | None = None) -> Response:
         return HTMLResponse(html, status, headers={**consent.SECURITY_HEADERS, **(extra or {})})
@@ -335,26 +321,29 @@ def oauth_routes(oauth_service: OAuthService) -> list[Route]:
             return page(consent.error_page("Notewell is busy; try again in a moment."), 503)
 
     async def token(request: Request) -> Response:
-        form = await request.form()
-        pairs = [(key, str(value)) for key, value in form.multi_items()]
+        pairs = [(key, str(value)) for key, value in (await request.form()).multi_items()]
+        content_type = request.headers.get("content-type")
         basic = request.headers.get("authorization", "")[:6].lower() == "basic "
-        try:
-            issued = await anyio.to_thread.run_sync(
-                oauth_service.token, pairs, request.headers.get("content-type"), basic
-            )
-        except OAuthError as exc:
-            challenge = {"WWW-Authenticate": 'Basic realm="notewell"'} if exc.status == 401 else {}
-            return JSONResponse(exc.body(), exc.status, headers={**NO_STORE, **challenge})
-        except UnavailableError as exc:
-            busy = {"error": "temporarily_unavailable", "error_description": exc.message}
-            return JSONResponse(busy, 503, headers={**NO_STORE, "Retry-After": str(exc.retry_after)})
-        return JSONResponse(issued, 200, headers=NO_STORE)
+        return await _oauth_answer(lambda: oauth_service.token(pairs, content_type, basic), 200)
 
     return [
         Route("/register", register, methods=["POST"]),
         Route("/authorize", authorize, methods=["GET", "POST"]),
         Route("/token", token, methods=["POST"]),
     ]
+
+
+async def _oauth_answer(call: Callable[[], dict[str, object]], status: int) -> Response:
+    """A JSON endpoint of the authorization server: its answer, or its OAuth error, never cached."""
+    try:
+        answer = await anyio.to_thread.run_sync(call)
+    except OAuthError as exc:
+        challenge = {"WWW-Authenticate": 'Basic realm="notewell"'} if exc.status == 401 else {}
+        return JSONResponse(exc.body(), exc.status, headers={**NO_STORE, **challenge})
+    except UnavailableError as exc:
+        busy = {"error": "temporarily_unavailable", "error_description": exc.message}
+        return JSONResponse(busy, 503, headers={**NO_STORE, "Retry-After": str(exc.retry_after)})
+    return JSONResponse(answer, status, headers=NO_STORE)
 
 
 def discovery_routes(issuer: str, *, client_documents: bool = False) -> list[Route]:
