@@ -121,7 +121,8 @@ def test_property_a_loopback_uri_matches_exactly_its_path_on_every_port(
     "uri",
     ["https://client.example.com/cb#f", "/cb", "cb", "https://user@client.example.com/cb", "javascript:alert(1)",
      "data:text/html,x", "file:///etc/passwd", "http://evil.example/cb", "myapp:/cb", "com.example.app:/cb",
-     "https://client.example.com/a/../cb", "https:///cb", "", "https://client.example.com/c b"],
+     "https://client.example.com/a/../cb", "https:///cb", "", "https://client.example.com/c b",
+     "https://*.example.com/cb", "https://client.example.com/*"],
 )  # fmt: skip
 def test_an_unsafe_redirect_uri_cannot_be_registered(uri: str) -> None:
     assert oauth.redirect_uri_problem(uri) is not None

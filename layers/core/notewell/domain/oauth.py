@@ -136,6 +136,8 @@ def redirect_uri_problem(uri: str) -> str | None:
         return f"{uri[:80]!r} has user information; redirect URIs may not"
     if any(segment in (".", "..") for segment in parts.path.split("/")):
         return f"{uri[:80]!r} has a '.' or '..' path segment"
+    if "*" in uri:
+        return f"{uri[:80]!r} has a wildcard; register each redirect URI exactly"
     if parts.scheme == "https" and parts.hostname:
         return None
     if parts.scheme == "http" and LOOPBACK.match(uri):
