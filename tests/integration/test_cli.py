@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
-import subprocess
-import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,52 +12,18 @@ import pytest
 from mcp.client import Client
 
 from notewell.entrypoints.cli import main
+from tests.support.serve import serve
 
 pytestmark = pytest.mark.anyio
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     """`notewell serve` in a subprocess on a free port; yields (url, first key, everything it printed)."""
-    port = free_port()
-    env = {**os.environ, "NOTEWELL_HOME": str(tmp_path / "home")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "notewell.entrypoints.cli", "serve", "--port", str(port), "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=env,
-    )
-    printed: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            printed.append(line)
-            if "Other MCP clients" in "".join(printed) and "}" in line and line.startswith("}"):
-                ready.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert ready.wait(30), "".join(printed)
-        output = "".join(printed)
-        key = re.search(r"API key \(shown once, store it now\): (nwk_\S+)", output)
-        assert key, output  # serve binds before it prints: the port accepts connections from here on
-        yield f"http://127.0.0.1:{port}/mcp", key.group(1), output
-    finally:
-        process.terminate()
-        process.wait(10)
-        reader.join(5)
-        assert process.stdout is not None
-        process.stdout.close()
+    with serve(tmp_path, env={"NOTEWELL_HOME": str(tmp_path / "home")}) as server:
+        # serve binds before it prints: the port accepts connections from here on
+        assert server.key is not None, server.printed
+        yield f"{server.base}/mcp", server.key, server.printed
 
 
 async def test_first_serve_prints_a_working_key_and_the_connect_commands(served: tuple[str, str, str]) -> None:
@@ -128,7 +90,6 @@ def test_serve_on_a_port_in_use_says_so_and_exits(tmp_path: Path, capsys: pytest
 def test_grants_list_shows_who_approved_what_and_revoke_ends_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import re
 
     from notewell.adapters.sqlite import SqliteStore
     from notewell.bootstrap import bootstrap

@@ -70,13 +70,14 @@ def bootstrap(
     notes = NoteService(deps, meter, meaning)
     search_service = SearchService(deps, search, meaning)
     memory = MemoryService(deps, notes, search_service)
+    auth = AuthService(deps)  # one for the MCP side and the authorization server alike
     return Services(
         deps=deps,
         meaning=meaning,
         notes=notes,
         projects=ProjectService(deps),
         search=search_service,
-        auth=AuthService(deps),
+        auth=auth,
         memory=memory,
         context=ContextService(deps, search_service, memory),
         changes=ChangesService(
@@ -89,7 +90,7 @@ def bootstrap(
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),
         portability=PortabilityService(deps, JsonlCodec(), notes, meter),
-        oauth=OAuthService(deps, store, settings.issuer, AuthService(deps), client_documents or _client_documents())
+        oauth=OAuthService(deps, store, settings.issuer, auth, client_documents or _client_documents())
         if settings.issuer is not None and isinstance(store, AuthRecords)
         else None,
         grants=Grants(deps, store) if isinstance(store, AuthRecords) else None,
