@@ -132,13 +132,15 @@ def test_a_failing_model_falls_back_to_keywords_says_why_and_rests(sqlite: Sqlit
     assert failing.calls == calls + 1
 
 
-def test_a_down_keyword_index_leaves_the_vector_leg_answering(sqlite: SqliteStore, clock: FixedClock) -> None:
+def test_a_down_keyword_index_leaves_the_vector_leg_fused_with_the_ranked_scan(
+    sqlite: SqliteStore, clock: FixedClock
+) -> None:
     services = bootstrap(Settings(), store=sqlite, search=DownIndex(), clock=clock, embedder=HashEmbedder())
     me = signed_in(services)
     note = create(services, me, "Frontend hosting", "We deploy the frontend to Vercel.")
     create(services, me, "Billing", "Invoices are stored as integer cents.")
     outcome = services.search.run(me, "p", "deploy the frontend to Vercel", semantic=True)
-    assert outcome.mode is SearchMode.VECTOR
+    assert outcome.mode is SearchMode.HYBRID  # the keyword leg is the in-process scan now, still a ranking
     assert [h.note.id for h in outcome.hits][0] == note
 
 

@@ -12,6 +12,7 @@ from notewell.config import Settings
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import NoteStatus, NoteType, Principal, SearchFilters, SearchHit
 from notewell.ports import SearchUnavailableError, Store
+from notewell.services import search as search_module
 from notewell.services.notes import NoteChanges
 from notewell.services.search import SearchMode
 
@@ -88,12 +89,27 @@ def test_filters_and_deletion_narrow_results_on_every_store(store: Store, tmp_pa
     assert [h.note.id for h in services.search.run(principal, "p", "sessions").hits] == [ids["memcached"]]
 
 
-def test_a_down_index_falls_back_to_substring_and_says_so(store: Store, tmp_path: Path) -> None:
+def test_a_down_index_falls_back_to_the_ranked_scan_and_says_so(store: Store, tmp_path: Path) -> None:
     index = DownIndex()
     services = bootstrap(Settings(data_dir=tmp_path), store=store, search=index)
     principal, ids = seeded(services)
     outcome = services.search.run(principal, "p", "blue-green deploys", semantic=True)
     assert index.calls == 1
+    assert outcome.mode is SearchMode.RANKED_SCAN
+    assert [h.note.id for h in outcome.hits] == [ids["deploy"]]
+
+
+def test_a_ranking_failure_after_a_down_index_ends_in_substring(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services = bootstrap(Settings(data_dir=tmp_path), store=store, search=DownIndex())
+    principal, ids = seeded(services)
+
+    def broken(*args: object, **kwargs: object) -> list[SearchHit]:
+        raise ArithmeticError("a ranking bug")
+
+    monkeypatch.setattr(search_module.ranking, "bm25", broken)
+    outcome = services.search.run(principal, "p", "blue-green deploys")
     assert outcome.mode is SearchMode.SUBSTRING
     assert [h.note.id for h in outcome.hits] == [ids["deploy"]]
 

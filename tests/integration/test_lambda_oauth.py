@@ -142,7 +142,10 @@ def test_template_routes_each_oauth_path_to_the_function_that_serves_it() -> Non
         pass
 
     # Keep a !Sub's text (the integration URIs name the function); other tags read as None.
-    Loader.add_constructor("!Sub", lambda loader, node: loader.construct_scalar(node))
+    Loader.add_constructor(
+        "!Sub",
+        lambda loader, node: loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else None,
+    )
     Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
     template = yaml.load((Path(__file__).resolve().parents[2] / "template.yaml").read_text(), Loader=Loader)
     resources = template["Resources"]

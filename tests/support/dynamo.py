@@ -117,11 +117,16 @@ def _fake_aws_env() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def dynamodb_store(table_name: str = "notewell-test") -> Iterator[DynamoDBStore]:
-    """A DynamoDBStore on a fresh moto table built from template.yaml; everything is undone on exit."""
+def dynamodb_store(table_name: str = "notewell-test", *, streams: bool = False) -> Iterator[DynamoDBStore]:
+    """A DynamoDBStore on a fresh moto table built from template.yaml; everything is undone on exit. `streams`: the
+    table records its stream as the template asks (tests/support/streams.py reads it); off by default, it costs."""
     with _fake_aws_env(), _global_lock(), no_backoff(), mock_aws():
         client = make_client(region=REGION)
-        client.create_table(TableName=table_name, **table_spec())
+        spec = table_spec()
+        if streams:
+            view = _template_resources(TEMPLATE)["NotesTable"]["Properties"]["StreamSpecification"]["StreamViewType"]
+            spec["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": view}
+        client.create_table(TableName=table_name, **spec)
         yield DynamoDBStore(client, table_name, sleep=lambda seconds: None)
 
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from notewell.config import ConfigError, Settings
-from notewell.ports import AuthRecords, SequencedFeed
+from notewell.ports import AuthRecords, RecentWrites, SequencedFeed
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
@@ -23,7 +23,11 @@ from notewell.services.search import SearchService
 from notewell.services.workspace import WorkspaceService
 
 if TYPE_CHECKING:
-    from notewell.ports import ClientDocuments, Clock, Embedder, IdSource, SearchIndex, Store, VectorIndex
+    from collections.abc import Callable
+
+    from notewell.adapters.opensearch import SignedHttp
+    from notewell.ports import ClientDocuments, Clock, Embedder, IdSource, SearchIndex, Store, VectorSearch
+    from notewell.services.indexing import NoteIndexer, StackReindexReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +69,10 @@ def bootstrap(
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
     if embedder is None:
         embedder = _embedder_for(settings)
-    meaning = Meaning(embedder, _vectors_for(store, embedder), deps.clock) if embedder is not None else None
+    meaning = Meaning(embedder, _vectors_for(store, search, embedder), deps.clock) if embedder is not None else None
     meter = Meter(store, deps.clock)
     notes = NoteService(deps, meter, meaning)
-    search_service = SearchService(deps, search, meaning)
+    search_service = SearchService(deps, search, meaning, fresh=_fresh_for(store, search))
     memory = MemoryService(deps, notes, search_service)
     auth = AuthService(deps)  # one for the MCP side and the authorization server alike
     return Services(
@@ -110,7 +114,8 @@ def _store_for(settings: Settings) -> tuple[Store, SearchIndex | None]:
         if not settings.table_name:
             raise ConfigError("NOTEWELL_TABLE is missing; set it to the DynamoDB table name of the stack.")
         client = make_client(region=settings.aws_region, endpoint_url=settings.dynamodb_endpoint)
-        return DynamoDBStore(client, settings.table_name), None
+        dynamo = DynamoDBStore(client, settings.table_name)
+        return dynamo, _collection_for(settings, dynamo)
     from notewell.adapters.sqlite import SqliteStore
     from notewell.adapters.system import private_directory
 
@@ -119,7 +124,84 @@ def _store_for(settings: Settings) -> tuple[Store, SearchIndex | None]:
     return store, _fulltext_for(store)
 
 
-def _embedder_for(settings: Settings) -> Embedder | None:
+def _fresh_for(store: Store, search: SearchIndex | None) -> RecentWrites | None:
+    """A stream-fed index lags the table: remember then also reads the last moments' writes from the store."""
+    from notewell.adapters.opensearch import OpenSearchIndex
+
+    return store if isinstance(search, OpenSearchIndex) and isinstance(store, RecentWrites) else None
+
+
+def _collection_for(settings: Settings, store: Store) -> SearchIndex | None:
+    """The OpenSearch Serverless index, when the stack has a collection: queries hydrate hits from `store`."""
+    if settings.search_endpoint is None:
+        return None
+    from notewell.adapters.opensearch import OpenSearchIndex
+
+    return OpenSearchIndex(_signed_http(settings), store.get_notes)
+
+
+def _signed_http(settings: Settings) -> SignedHttp:
+    from notewell.adapters.opensearch import SignedHttp
+
+    if settings.search_endpoint is None or settings.aws_region is None:
+        raise ConfigError("NOTEWELL_SEARCH_ENDPOINT and AWS_REGION are both needed to reach the search collection.")
+    return SignedHttp.from_environment(settings.search_endpoint, settings.aws_region)
+
+
+def indexer(
+    settings: Settings, *, store: Store | None = None, embedder: Embedder | None = None, http: SignedHttp | None = None
+) -> NoteIndexer:
+    """The stream indexer of a deployed stack (functions/indexer), and `notewell reindex --stack`'s."""
+    from notewell.adapters.opensearch import OpenSearchDocuments, document, index_name
+    from notewell.ports import IndexPointers
+    from notewell.services.indexing import IndexTarget, NoteIndexer
+
+    if store is None:
+        store, _ = _store_for(settings)
+    if not isinstance(store, IndexPointers):
+        raise ConfigError("The stream indexer needs the DynamoDB store (NOTEWELL_BACKEND=dynamodb).")
+    if embedder is None:
+        embedder = _embedder_for(settings, patient=True)
+    model_id = embedder.model_id if embedder is not None else "none"
+    dimensions = embedder.dimensions if embedder is not None else settings.embed_dimensions
+    target = IndexTarget(index_name(model_id, dimensions), model_id, dimensions)
+    return NoteIndexer(store, OpenSearchDocuments(http or _signed_http(settings)), document, target, embedder)
+
+
+def stack_reindex(
+    settings: Settings, *, store: Store | None = None, embedder: Embedder | None = None, http: SignedHttp | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> StackReindexReport:  # fmt: skip
+    """`notewell reindex --stack`: the deployed index rebuilt from the table, through the indexer's own guard."""
+    from datetime import UTC, datetime
+
+    from notewell.adapters.opensearch import OpenSearchDocuments
+    from notewell.domain.rules import format_ts
+    from notewell.ports import IndexPointers
+    from notewell.services.indexing import reindex_stack
+
+    if store is None:
+        store, _ = _store_for(settings)
+    http = http or _signed_http(settings)
+    feeder = indexer(settings, store=store, embedder=embedder, http=http)
+    if not isinstance(store, IndexPointers):
+        raise ConfigError("notewell reindex --stack needs the DynamoDB store (NOTEWELL_BACKEND=dynamodb).")
+    return reindex_stack(
+        store, store, OpenSearchDocuments(http), feeder, horizon=format_ts(datetime.now(UTC)), progress=progress
+    )
+
+
+def _embedder_for(settings: Settings, *, patient: bool = False) -> Embedder | None:
+    if settings.embedder == "bedrock":
+        from notewell.adapters import bedrock_embedder
+
+        # Queries give Bedrock 1 s and no retry (the caller falls back to keywords); the indexer has time.
+        client = (
+            bedrock_embedder.make_client(settings.aws_region, read_timeout=10.0, attempts=5)
+            if patient
+            else bedrock_embedder.make_client(settings.aws_region)
+        )
+        return bedrock_embedder.TitanEmbedder(client, model=settings.embed_model, dimensions=settings.embed_dimensions)
     if settings.embedder == "hash":
         from notewell.adapters.hash_embedder import HashEmbedder
 
@@ -140,10 +222,13 @@ def _local_embedder() -> Embedder | None:
     return _local[0]
 
 
-def _vectors_for(store: Store, embedder: Embedder) -> VectorIndex | None:
-    """Where note vectors live: the SQLite file holds them; other stores have no vector index (yet)."""
+def _vectors_for(store: Store, search: SearchIndex | None, embedder: Embedder) -> VectorSearch | None:
+    """Where note vectors live: the SQLite file, or the search collection (written by the stream indexer)."""
+    from notewell.adapters.opensearch import OpenSearchIndex
     from notewell.adapters.sqlite import SqliteStore, SqliteVectorIndex
 
+    if isinstance(search, OpenSearchIndex):
+        return search
     return SqliteVectorIndex(store, embedder.dimensions) if isinstance(store, SqliteStore) else None
 
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 Backend = Literal["sqlite", "dynamodb"]
-EmbedderChoice = Literal["local", "hash", "none"]
+EmbedderChoice = Literal["local", "hash", "bedrock", "none"]
 
 
 class ConfigError(ValueError):
@@ -40,6 +40,11 @@ class Settings:
     # The OAuth issuer (https://host, or http on loopback): set, /mcp's 401 points clients at the discovery
     # documents served under it. One fixed string, never derived from a request's Host header.
     issuer: str | None = None
+    # The OpenSearch Serverless collection endpoint (https://…aoss.amazonaws.com): set, search and remember's
+    # candidates use its index; unset, DynamoDB ranks a bounded window of recent notes in process.
+    search_endpoint: str | None = None
+    embed_model: str = "amazon.titan-embed-text-v2:0"  # with embedder "bedrock"
+    embed_dimensions: int = 1024
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -63,7 +68,30 @@ class Settings:
             feed_horizon_seconds=_float(environ, "NOTEWELL_FEED_HORIZON_SECONDS"),
             embedder=_embedder(environ, "none" if backend == "dynamodb" else "local"),
             issuer=_issuer(environ.get("NOTEWELL_ISSUER")),
+            search_endpoint=_endpoint(environ.get("NOTEWELL_SEARCH_ENDPOINT")),
+            embed_model=environ.get("NOTEWELL_EMBED_MODEL", "").strip() or "amazon.titan-embed-text-v2:0",
+            embed_dimensions=_dimensions(environ.get("NOTEWELL_EMBED_DIMENSIONS")),
         )
+
+
+def _endpoint(value: str | None) -> str | None:
+    if not value or not value.strip():
+        return None
+    endpoint = value.strip().rstrip("/")
+    if not re.fullmatch(r"https://[A-Za-z0-9.-]+(:\d{1,5})?|http://(127\.0\.0\.1|localhost)(:\d{1,5})?", endpoint):
+        raise ConfigError(
+            f"NOTEWELL_SEARCH_ENDPOINT is {endpoint[:100]!r}; set it to the collection endpoint, "
+            "https://<id>.<region>.aoss.amazonaws.com, without a path."
+        )
+    return endpoint
+
+
+def _dimensions(value: str | None) -> int:
+    if not value or not value.strip():
+        return 1024
+    if value.strip() not in ("256", "512", "1024"):
+        raise ConfigError(f"NOTEWELL_EMBED_DIMENSIONS is {value!r}; set it to 256, 512 or 1024.")
+    return int(value)
 
 
 def _issuer(value: str | None) -> str | None:
@@ -84,9 +112,11 @@ def _embedder(environ: Mapping[str, str], default: EmbedderChoice) -> EmbedderCh
         return "local"
     if value == "hash":
         return "hash"
+    if value == "bedrock":
+        return "bedrock"
     if value == "none":
         return "none"
-    raise ConfigError(f"NOTEWELL_EMBEDDER is {value!r}; set it to 'local', 'hash' or 'none'.")
+    raise ConfigError(f"NOTEWELL_EMBEDDER is {value!r}; set it to 'local', 'bedrock', 'hash' or 'none'.")
 
 
 def _list(environ: Mapping[str, str], name: str) -> list[str]:

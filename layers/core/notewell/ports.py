@@ -283,6 +283,14 @@ class SequencedFeed(Protocol):
         ...
 
 
+@runtime_checkable
+class RecentWrites(Protocol):
+    def recently_written(self, workspace_id: str, project_id: str, since: str, limit: int) -> list[Note]:
+        """The project's notes changed at or after `since` (ISO-8601), newest first, at most `limit`, read with
+        strong consistency: what a search index fed by a stream may not hold yet."""
+        ...
+
+
 class SearchIndex(Protocol):
     def search(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
@@ -333,12 +341,8 @@ class NoteVector:
     vector: Vector
 
 
-class VectorIndex(Protocol):
-    """Stored note vectors and nearest-neighbour search over one project's, for one model at a time."""
-
-    def save_vectors(self, workspace_id: str, vectors: Sequence[NoteVector]) -> None:
-        """Store each vector as its note's (one per note and model), unless a newer version's is already stored."""
-        ...
+class VectorSearch(Protocol):
+    """Nearest-neighbour search over one project's note vectors, for one model at a time."""
 
     def nearest(
         self, workspace_id: str, project_id: str, model_id: str, query: Vector, limit: int
@@ -355,6 +359,16 @@ class VectorIndex(Protocol):
         """The stored vectors of `model_id` among `note_ids`; notes without one are absent."""
         ...
 
+
+@runtime_checkable
+class VectorIndex(VectorSearch, Protocol):
+    """Vector search whose vectors the application writes itself, after each commit (the embedded store). A search
+    index fed by a change stream (OpenSearch on AWS) is a VectorSearch only: its indexer writes the vectors."""
+
+    def save_vectors(self, workspace_id: str, vectors: Sequence[NoteVector]) -> None:
+        """Store each vector as its note's (one per note and model), unless a newer version's is already stored."""
+        ...
+
     def notes_without_vectors(self, model_id: str, *, after: str, limit: int) -> list[Note]:
         """Up to `limit` live notes of any workspace, in id order after `after`, with no vector of `model_id` at
         their current version: what `notewell reindex` embeds. `after` is "workspace/note id" ("" from the start)."""
@@ -366,6 +380,41 @@ class VectorIndex(Protocol):
 
     def drop_other_models(self, model_id: str) -> int:
         """Delete every stored vector of another model (after a model change); returns how many."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPointer:
+    """Which search document holds a note in one index, and at which version: the guard that keeps a stream-fed
+    index from going back in time (a search collection that picks its own document ids cannot guard by id).
+
+    `doc_id` None: the note has no document there (deleted). `vectored`: the document carries the note's vector."""
+
+    workspace_id: str
+    note_id: str
+    index: str
+    version: int
+    doc_id: str | None
+    vectored: bool
+
+    @property
+    def rank(self) -> int:
+        """Orders the states of one note: a later version, else the same version with its vector, is ahead."""
+        return self.version * 2 + (1 if self.vectored or self.doc_id is None else 0)
+
+
+REMOVED_VERSION = 2**52  # a note removed from the table: no version of it may be indexed again
+
+
+@runtime_checkable
+class IndexPointers(Protocol):
+    def get_pointer(self, workspace_id: str, note_id: str, index: str) -> IndexPointer | None:
+        """Strongly consistent read of the note's pointer for `index`."""
+        ...
+
+    def put_pointer(self, pointer: IndexPointer) -> bool:
+        """Store `pointer` only if no pointer of a higher or equal rank is stored; False when one is (a newer state
+        won meanwhile), and nothing is written."""
         ...
 
 

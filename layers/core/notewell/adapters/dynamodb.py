@@ -21,6 +21,7 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
     idempotency     WS#{ws}#IDEM#{sha256(key)}   IDEM                 requestHash, result, expiresAt, ttl
     feed head       WS#{ws}#P#{projectId}#SEQ    HEAD                 seq (the last commit number), complete
     change record   WS#{ws}#P#{projectId}#SEQ    SEQ#{seq:012d}       noteId, version, updatedAt
+    index pointer   WS#{ws}#N#{noteId}           IDX#{index}          docId, version, rank (the stream indexer's)
 
 Every item also names its `entity`, so stream consumers (search indexing) can tell notes from the rest.
 
@@ -100,7 +101,7 @@ from notewell.domain.model import (
     SequencedScan,
     Workspace,
 )
-from notewell.ports import ABSENT, ANY, AuthRecord, IdempotencyKeyTakenError, TagRenameProgress
+from notewell.ports import ABSENT, ANY, AuthRecord, IdempotencyKeyTakenError, IndexPointer, TagRenameProgress
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -203,6 +204,7 @@ _UNCONFIRMED_MESSAGE = (
 NOTE_SK = "NOTE"
 FEED_HEAD_SK = "HEAD"
 FEED_RECORD_PREFIX = "SEQ#"
+POINTER_PREFIX = "IDX#"
 # Rounds of reading the feed head and committing on it before a commit contended by other writers answers busy.
 HEAD_ROUNDS = 8
 # The most a note's updatedAt can precede its commit (botocore's retries within the function's time): records more
@@ -1011,6 +1013,40 @@ class DynamoDBStore:
             return False  # gone, or changed since `expected` was read: nothing written
         return True
 
+    def get_pointer(self, workspace_id: str, note_id: str, index: str) -> IndexPointer | None:
+        item = self._get(_key(note_pk(workspace_id, note_id), f"{POINTER_PREFIX}{index}"))
+        if item is None:
+            return None
+        return IndexPointer(
+            workspace_id, note_id, index, _get_int(item, "version"), _get_opt_str(item, "docId"),
+            _get_flag(item, "vectored"),
+        )  # fmt: skip
+
+    def put_pointer(self, pointer: IndexPointer) -> bool:
+        item: Item = {
+            **_key(note_pk(pointer.workspace_id, pointer.note_id), f"{POINTER_PREFIX}{pointer.index}"),
+            "entity": _s("pointer"),
+            "version": _n(pointer.version),
+            "rank": _n(pointer.rank),
+            "vectored": {"BOOL": pointer.vectored},
+        }
+        if pointer.doc_id is not None:
+            item["docId"] = _s(pointer.doc_id)
+        try:
+            with self._vendor_errors(writing=True):
+                self._client.put_item(
+                    TableName=self._table,
+                    Item=item,
+                    ConditionExpression="attribute_not_exists(#rank) OR #rank < :rank",
+                    ExpressionAttributeNames={"#rank": "rank"},
+                    ExpressionAttributeValues={":rank": _n(pointer.rank)},
+                )
+        except botocore_errors.ClientError as exc:
+            if _error_code(exc) != "ConditionalCheckFailedException":
+                raise
+            return False
+        return True
+
     def get_tag_rename(self, workspace_id: str, project_id: str, old: str, new: str) -> TagRenameProgress | None:
         item = self._get(_key(workspace_pk(workspace_id), tag_rename_sk(project_id, old, new)))
         if item is None:
@@ -1371,6 +1407,28 @@ class DynamoDBStore:
             "ExpressionAttributeValues": {":pk": _s(feed_pk(workspace_id, project_id))},
         }
         return bool(self._query(params, limit=1))
+
+    def recently_written(self, workspace_id: str, project_id: str, since: str, limit: int) -> list[Note]:
+        """The project's notes changed at or after `since` (newest change first, at most `limit`), read strongly
+        consistently from the commit sequence: one Query of change records, one BatchGetItem of their notes."""
+        if limit < 1:
+            return []
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {
+                ":pk": _s(sequence_pk(workspace_id, project_id)),
+                ":prefix": _s(FEED_RECORD_PREFIX),
+            },
+            "ConsistentRead": True,
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        with self._vendor_errors(writing=False):
+            records = self._client.query(**params).get("Items", [])
+        ids = [_get_str(r, "noteId") for r in records if _get_str(r, "updatedAt") >= since]
+        notes = self.get_notes(workspace_id, ids) if ids else {}
+        return [notes[note_id] for note_id in dict.fromkeys(ids) if note_id in notes]
 
     def feed_after(
         self,

@@ -131,6 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
         "reindex", help="Compute the note vectors semantic search needs (after an upgrade or a model change)."
     )
     reindex.add_argument("--json", action="store_true", help="Print the report as JSON.")
+    reindex.add_argument(
+        "--stack",
+        action="store_true",
+        help="Rebuild a deployed stack's search index from its table (backfill, repair, or a new model), beside "
+        "the running indexer. Needs --table (or $NOTEWELL_TABLE), --search-endpoint (the stack's SearchEndpoint "
+        "output) and AWS credentials allowed by the stack's ReindexPrincipal.",
+    )
+    reindex.add_argument("--table", default=None, help="With --stack: the DynamoDB table (default: $NOTEWELL_TABLE).")
+    reindex.add_argument(
+        "--search-endpoint", default=None, help="With --stack: the collection endpoint ($NOTEWELL_SEARCH_ENDPOINT)."
+    )
     _common(reindex)
 
     workspace = verbs.add_parser("workspace", help="Workspace administration.")
@@ -590,7 +601,45 @@ def _report_text(project: str, report: ImportReport) -> str:
     return f"Imported {source} into project {project}: " + ", ".join(parts) + "."
 
 
+def _reindex_stack(args: argparse.Namespace) -> int:
+    from notewell.bootstrap import stack_reindex
+
+    environ = dict(os.environ)
+    environ["NOTEWELL_BACKEND"] = "dynamodb"
+    environ.setdefault("NOTEWELL_EMBEDDER", "bedrock")
+    if args.table:
+        environ["NOTEWELL_TABLE"] = args.table
+    if args.search_endpoint:
+        environ["NOTEWELL_SEARCH_ENDPOINT"] = args.search_endpoint
+    settings = Settings.from_env(environ)
+    if settings.search_endpoint is None:
+        raise ConfigError(
+            "No search collection given; pass --search-endpoint with the stack's SearchEndpoint output "
+            "(the stack has none when deployed with SearchBackend=none)."
+        )
+    bar = _bar("Indexing notes")
+    try:
+        report = stack_reindex(settings, progress=bar.count if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        print(json.dumps(dataclasses.asdict(report)))
+    else:
+        line = (
+            f"Index {report.index} ({report.model_id}): {report.notes} notes examined, {report.written} documents "
+            f"written, {report.removed} of deleted notes removed, {report.unchanged} already current, "
+            f"{report.orphans} orphans deleted"
+        )
+        if report.projects_not_swept:
+            line += f"; {report.projects_not_swept} projects too large to sweep whole for orphans"
+        print(line + ".")
+    return 0
+
+
 def _reindex(args: argparse.Namespace) -> int:
+    if args.stack:
+        return _reindex_stack(args)
     services = bootstrap(_settings(args))
     if services.meaning is None:
         raise ConfigError(

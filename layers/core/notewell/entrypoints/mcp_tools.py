@@ -523,7 +523,13 @@ def build_server(services: Services) -> MCPServer:
             notice = f"Project {project!r} has no notes yet; create_note or remember starts it."
         elif outcome.fallback is not None:
             notice = f"Matched by keywords only: {outcome.fallback[0].lower()}{outcome.fallback[1:]}"
-        elif not outcome.hits:
+        if outcome.scanned is not None:
+            bounded = (
+                f"Searched only the {outcome.scanned:,} most recently updated notes of this project (no search index "
+                "answered); older notes were not searched."
+            )
+            notice = f"{notice} {bounded}" if notice else bounded
+        elif notice is None and not outcome.hits:
             notice = "No note matches; try other words, fewer filters, or semantic: true."
         return SearchResult(
             project=project,

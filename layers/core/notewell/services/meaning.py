@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING
 
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.hybrid import embedding_text
-from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError
+from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError, VectorIndex
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from datetime import datetime
 
     from notewell.domain.model import Note
-    from notewell.ports import Clock, Embedder, Vector, VectorIndex
+    from notewell.ports import Clock, Embedder, Vector, VectorSearch
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ WARM_UP_TIMEOUT_SECONDS = 120.0
 
 
 class Meaning:
-    def __init__(self, embedder: Embedder, vectors: VectorIndex | None, clock: Clock) -> None:
+    def __init__(self, embedder: Embedder, vectors: VectorSearch | None, clock: Clock) -> None:
         self._embedder = embedder
         self._vectors = vectors
         self._clock = clock
@@ -100,8 +100,9 @@ class Meaning:
     def index(self, workspace_id: str, notes: Sequence[Note], known: Mapping[str, Vector] | None = None) -> int:
         """Compute and store the vectors of `notes` (live ones), reusing `known` ones; returns how many were stored.
         Failures are logged, never raised: the notes are already committed."""
-        if self._vectors is None:
-            return 0
+        if not isinstance(self._vectors, VectorIndex):
+            return 0  # none kept, or a stream-fed index whose indexer embeds the notes itself
+        vectors_index = self._vectors
         known = known or {}
         live = [n for n in notes if not n.is_deleted]
         stored = 0
@@ -116,7 +117,7 @@ class Meaning:
                 )
                 vectors = {n.id: known[n.id] for n in batch if n.id in known}
                 vectors.update(zip((n.id for n in todo), computed, strict=True))
-                self._vectors.save_vectors(
+                vectors_index.save_vectors(
                     workspace_id,
                     [NoteVector(n.id, n.project_id, n.version, self.model_id, vectors[n.id]) for n in batch],
                 )
@@ -127,7 +128,7 @@ class Meaning:
 
     def backlog(self) -> int:
         """Live notes with no vector of this model at their current version (0 where no vectors are kept)."""
-        return self._vectors.count_without_vectors(self.model_id) if self._vectors is not None else 0
+        return self._vectors.count_without_vectors(self.model_id) if isinstance(self._vectors, VectorIndex) else 0
 
     def prepare(self) -> None:
         """Load the model and embed what has no vector yet: `serve` runs this in the background at start, so the
@@ -143,14 +144,19 @@ class Meaning:
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> ReindexReport:
         """Give every live note a vector of the current model at its current version, and drop other models'."""
-        if self._vectors is None:
+        if self._vectors is not None and not isinstance(self._vectors, VectorIndex):
+            raise InvalidArgumentError(
+                "This stack's search index is written by its stream indexer; run notewell reindex --stack instead."
+            )
+        if not isinstance(self._vectors, VectorIndex):
             raise InvalidArgumentError("This store keeps no note vectors, so there is nothing to reindex.")
-        dropped = self._vectors.drop_other_models(self.model_id)
-        total = self._vectors.count_without_vectors(self.model_id)
+        vectors_index = self._vectors
+        dropped = vectors_index.drop_other_models(self.model_id)
+        total = vectors_index.count_without_vectors(self.model_id)
         after, done, stored = "", 0, 0
         if progress is not None:
             progress(0, total)
-        while batch := self._vectors.notes_without_vectors(self.model_id, after=after, limit=BATCH):
+        while batch := vectors_index.notes_without_vectors(self.model_id, after=after, limit=BATCH):
             for workspace_id in dict.fromkeys(n.workspace_id for n in batch):
                 stored += self.index(workspace_id, [n for n in batch if n.workspace_id == workspace_id])
             done += len(batch)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from notewell.domain import hybrid, ranking
+from notewell.domain import hybrid, ranking, rules
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import Note, Principal, SearchFilters, SearchHit
 from notewell.ports import CandidateIndex, SearchIndex, SearchUnavailableError
@@ -21,7 +22,7 @@ from notewell.services.access import Deps, visible_project
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from notewell.ports import Vector
+    from notewell.ports import RecentWrites, Vector
     from notewell.services.meaning import Meaning
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,10 @@ HYBRID_POOL_FACTOR = 3
 # rarest words are often the ones it adds, which the note it restates lacks (words-only restatements found at 10k
 # notes: 33 of 60 ranked by the rarest words alone, 51 with four).
 WORDS_ONLY_CANDIDATE_TERMS = 4
+# A stream-fed index (OpenSearch on AWS) holds a note some seconds after its commit: stream, embedding, indexing and
+# the collection's refresh. remember reads the notes written this long ago or less from the table itself.
+FRESH_SECONDS = 120
+FRESH_NOTES = 20
 
 
 class SearchMode(StrEnum):
@@ -56,19 +61,27 @@ class SearchOutcome:
     mode: SearchMode
     project_exists: bool
     fallback: str | None = None  # why a semantic search answered by keywords alone
+    scanned: int | None = None  # set when only this many most recent notes were searched (more exist)
 
 
 @dataclass(frozen=True, slots=True)
 class _Keyword:
     hits: list[SearchHit]
     mode: SearchMode
+    scanned: int | None = None
 
 
 class SearchService:
-    def __init__(self, deps: Deps, fulltext: SearchIndex | None, meaning: Meaning | None = None) -> None:
+    def __init__(
+        self, deps: Deps, fulltext: SearchIndex | None, meaning: Meaning | None = None, *,
+        fresh: RecentWrites | None = None,
+    ) -> None:  # fmt: skip
+        """`fresh`: where to read the notes written in the last FRESH_SECONDS, when `fulltext` is fed by a stream
+        and lags the table: remember must see a note written a moment ago, indexed or not."""
         self._deps = deps
         self._fulltext = fulltext
         self._meaning = meaning
+        self._fresh = fresh
 
     @property
     def meaning(self) -> Meaning | None:
@@ -104,7 +117,7 @@ class SearchService:
                 fallback = str(exc)
                 logger.warning("vector search unavailable (%s); answering by keywords", exc)
         keyword = self._keyword(ws, target.id, text, filters, limit)
-        return SearchOutcome(keyword.hits, keyword.mode, True, fallback)
+        return SearchOutcome(keyword.hits, keyword.mode, True, fallback, keyword.scanned)
 
     def _keyword(
         self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, *, candidates: bool = False
@@ -117,12 +130,13 @@ class SearchService:
                     found = self._fulltext.candidates(ws, project_id, text, filters, limit)
                     return _Keyword(found, SearchMode.FULLTEXT)
                 return _Keyword(self._fulltext.search(ws, project_id, text, filters, limit), SearchMode.FULLTEXT)
-            except SearchUnavailableError:
-                logger.warning("full-text index unavailable; falling back to substring search")
-                return self._substring(ws, project_id, text, filters, limit)
+            except SearchUnavailableError as exc:
+                logger.warning("full-text index unavailable (%s); ranking recent notes instead", exc)
         try:
-            notes = [n for n in self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT) if filters.admits(n)]
-            return _Keyword(ranking.bm25(notes, text, limit), SearchMode.RANKED_SCAN)
+            read = self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT)
+            notes = [n for n in read if filters.admits(n)]
+            scanned = SCAN_LIMIT if len(read) >= SCAN_LIMIT else None
+            return _Keyword(ranking.bm25(notes, text, limit), SearchMode.RANKED_SCAN, scanned)
         except (ArithmeticError, ValueError):  # a ranking bug must not cost the caller the answer
             logger.exception("ranked scan failed; falling back to substring search")
             return self._substring(ws, project_id, text, filters, limit)
@@ -179,11 +193,14 @@ class SearchService:
             hits.append(SearchHit(hit.note, round(item.score, 4), hit.snippet))
             if len(hits) == limit:
                 break
-        return SearchOutcome(hits, SearchMode.HYBRID if keyword is not None else SearchMode.VECTOR, True)
+        mode = SearchMode.HYBRID if keyword is not None else SearchMode.VECTOR
+        return SearchOutcome(hits, mode, True, scanned=keyword.scanned if keyword is not None else None)
 
     def _substring(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> _Keyword:
-        notes = [n for n in self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT) if filters.admits(n)]
-        return _Keyword(ranking.substring(notes, text, limit), SearchMode.SUBSTRING)
+        read = self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT)
+        notes = [n for n in read if filters.admits(n)]
+        scanned = SCAN_LIMIT if len(read) >= SCAN_LIMIT else None
+        return _Keyword(ranking.substring(notes, text, limit), SearchMode.SUBSTRING, scanned)
 
     def related(
         self,
@@ -260,14 +277,37 @@ class SearchService:
                 if isinstance(index, CandidateIndex):
                     vector_leg = self._meaning is not None and self._meaning.searchable
                     spread = 1 if vector_leg else WORDS_ONLY_CANDIDATE_TERMS
-                    return index.candidates(workspace_id, project_id, query, filters, limit, min_terms=spread)
-                return index.search(workspace_id, project_id, query, filters, limit)
+                    found = index.candidates(workspace_id, project_id, query, filters, limit, min_terms=spread)
+                else:
+                    found = index.search(workspace_id, project_id, query, filters, limit)
+                return self._with_fresh(workspace_id, project_id, query, filters, found)
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; comparing against recent notes instead")
         notes = [
             n for n in self._deps.store.project_notes(workspace_id, project_id, limit=scan_limit) if filters.admits(n)
         ]
         return ranking.bm25(notes, query, limit)
+
+    def _with_fresh(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, found: list[SearchHit]
+    ) -> list[SearchHit]:
+        """`found` (from a stream-fed index), then the notes written too recently to be indexed that match `query`:
+        two quick remembers of one fact must meet. Newer states of found notes replace the indexed ones."""
+        if self._fresh is None:
+            return found
+        since = rules.format_ts(self._deps.clock.now() - timedelta(seconds=FRESH_SECONDS))
+        recent = self._fresh.recently_written(workspace_id, project_id, since, FRESH_NOTES)
+        if not recent:
+            return found
+        newer = {n.id: n for n in recent}
+        kept = [
+            SearchHit(newer.get(h.note.id, h.note), h.score, h.snippet)
+            for h in found
+            if filters.admits(newer.get(h.note.id, h.note))
+        ]
+        listed = {h.note.id for h in found}
+        admitted = [n for n in recent if filters.admits(n) and n.id not in listed]
+        return kept + ranking.bm25(admitted, query, len(admitted))
 
 
 def related_pool(limit: int) -> int:
