@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.freshness
 	$(BIN)/python -m tests.bench.meaning
 	$(BIN)/python -m tests.bench.wire
+	$(BIN)/python -m tests.bench.search_aws
 
 # N clients for T seconds of mixed reads and writes against `notewell serve` on loopback (tests/bench/load.py).
 LOAD_CLIENTS ?= 8
