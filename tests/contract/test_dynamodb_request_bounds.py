@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from notewell.adapters.dynamodb import DynamoDBStore
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.model import NoteType, Principal
+from notewell.entrypoints.cli import main
 from notewell.services.memory import RememberRequest
 from tests.support.dynamo import count_operations, dynamodb_store
 
@@ -45,8 +49,52 @@ def test_get_context_and_remember_make_the_same_requests_at_any_project_size(tmp
     assert small_context == large_context, (small_context, large_context)  # one Query per index read, always
     for calls in (small_context, large_context, small_remember, large_remember):
         assert "Scan" not in calls
-    assert sum(large_context.values()) <= 40
+    assert sum(large_context.values()) <= 10  # one lean Query per section partition, conflicts, key and project
     # remember: candidates (one bounded index read), neighbours (topped up from the type index only when the
     # search found too few), one transaction. Never more, however large the project.
     assert sum(small_remember.values()) <= 12 and sum(large_remember.values()) <= 12
     assert large_remember["TransactWriteItems"] == 1
+
+
+def strip_context_index(store: DynamoDBStore, workspace_id: str, project_id: str) -> None:
+    """Make the project look as a version before the lean context index left it: no keys, no flag."""
+    client, table = store.client, store.table_name
+    for item in client.query(
+        TableName=table, IndexName="GSI1", KeyConditionExpression="gsi1pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"WS#{workspace_id}#P#{project_id}"}},
+    )["Items"]:  # fmt: skip
+        client.update_item(
+            TableName=table, Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression="REMOVE gsi4pk, gsi4sk, excerpt, bodySize",
+        )  # fmt: skip
+    client.update_item(
+        TableName=table, Key={"pk": {"S": f"WS#{workspace_id}"}, "sk": {"S": f"PROJ#{project_id}"}},
+        UpdateExpression="REMOVE contextIndexed",
+    )  # fmt: skip
+
+
+def test_a_project_from_before_the_lean_index_reads_the_old_way_until_reindex_upgrades_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with dynamodb_store() as store:
+        services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=FixedClock())
+        workspace = services.auth.create_workspace("acme")
+        me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+        assert me is not None
+        seed(services, me, 30)
+        project = store.get_project(me.workspace_id, "api")
+        assert project is not None
+        before = services.context.get_context(me, "api", query="subsystem 3 detail").packed.text
+        strip_context_index(store, me.workspace_id, project.id)
+
+        calls = count_operations(store.client)
+        old_way = services.context.get_context(me, "api", query="subsystem 3 detail")
+        assert old_way.packed.text == before  # the same answer, by the old reads
+        assert calls["Query"] > 10
+        monkeypatch.setenv("AWS_REGION", store.client.meta.region_name)
+        assert main(["reindex", "--stack", "--table", store.table_name]) == 0
+        assert "1 projects moved onto the lean context index (30 notes rewritten)" in capsys.readouterr().out
+        calls.clear()
+        upgraded = services.context.get_context(me, "api", query="subsystem 3 detail")
+        assert upgraded.packed.text == before
+        assert sum(calls.values()) <= 10

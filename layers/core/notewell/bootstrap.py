@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from notewell.adapters.opensearch import SignedHttp
     from notewell.ports import ClientDocuments, Clock, Embedder, IdSource, SearchIndex, Store, VectorSearch
-    from notewell.services.indexing import NoteIndexer, StackReindexReport
+    from notewell.services.indexing import NoteIndexer, StackReindexReport, UpgradeReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +189,23 @@ def stack_reindex(
     return reindex_stack(
         store, store, OpenSearchDocuments(http), feeder, horizon=format_ts(datetime.now(UTC)), progress=progress
     )
+
+
+def stack_upgrade(
+    settings: Settings, *, store: Store | None = None, progress: Callable[[int], None] | None = None
+) -> UpgradeReport:
+    """The table half of `notewell reindex --stack`: projects made before the lean context index moved onto it."""
+    from datetime import UTC, datetime
+
+    from notewell.domain.rules import format_ts
+    from notewell.ports import ContextIndexUpgrade
+    from notewell.services.indexing import UpgradeReport, upgrade_context_index
+
+    if store is None:
+        store, _ = _store_for(settings)
+    if not isinstance(store, ContextIndexUpgrade):
+        return UpgradeReport(0, 0)  # nothing to upgrade: the store's context reads never needed it
+    return upgrade_context_index(store, store, horizon=format_ts(datetime.now(UTC)), progress=progress)
 
 
 def _embedder_for(settings: Settings, *, patient: bool = False) -> Embedder | None:

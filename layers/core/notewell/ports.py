@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         SequencedScan,
         Workspace,
     )
+    from notewell.domain.packing import Section
     from notewell.domain.portability import ImportRecord
 
 
@@ -247,10 +248,27 @@ class NoteStore(Protocol):
         """
         ...
 
+    def context_notes(self, workspace_id: str, project_id: str, *, per_section: int, recent: int) -> ContextNotes:
+        """For each typed section (packing.SECTION_TYPES, in `packing.section_statuses`), up to `per_section` of its
+        newest notes, and up to `recent` of the project's newest live notes: one indexed read per section and one
+        for recent notes. Notes may come lean (only the start of the body, rules.lean_text)."""
+        ...
+
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         """Up to `limit` live notes that need attention, most recently updated first: status `disputed`, or an
         unfinished supersession (`superseded_by` is not empty but the status is not `superseded`). Indexed, bounded."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ContextNotes:
+    """get_context's default candidates, read lean (ports: bodies may be only their start, `Note.full_size` set).
+
+    `sections`: per typed section, its newest live notes (at most the limit asked). `recent`: the project's newest
+    live notes of any type."""
+
+    sections: Mapping[Section, list[Note]]
+    recent: list[Note]
 
 
 @runtime_checkable
@@ -296,6 +314,20 @@ class SearchIndex(Protocol):
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[SearchHit]:
         """Ranked full-text matches, best first.
+
+        Raises:
+            SearchUnavailableError: the index cannot answer; the caller falls back.
+        """
+        ...
+
+
+@runtime_checkable
+class RankedIds(Protocol):
+    def ranked_ids(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        """`search`'s ranking as (note id, score) pairs, best first, without reading the notes: a hybrid search then
+        reads the notes of both legs at once, and only those it keeps.
 
         Raises:
             SearchUnavailableError: the index cannot answer; the caller falls back.
@@ -381,6 +413,19 @@ class VectorIndex(VectorSearch, Protocol):
     def drop_other_models(self, model_id: str) -> int:
         """Delete every stored vector of another model (after a model change); returns how many."""
         ...
+
+
+@runtime_checkable
+class ContextIndexUpgrade(Protocol):
+    """A store whose lean context index arrived after projects had notes (DynamoDB's GSI4): old notes are rewritten
+    to earn its keys, then the project is marked as served by it."""
+
+    def refresh_note_items(self, workspace_id: str, notes: Sequence[Note]) -> int:
+        """Rewrite each note as it is (same version, only derived attributes added); a note changed since it was
+        read is skipped (its newer write has them). Returns how many were rewritten."""
+        ...
+
+    def mark_context_indexed(self, workspace_id: str, project_id: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

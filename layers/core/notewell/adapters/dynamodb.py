@@ -25,14 +25,21 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
 
 Every item also names its `entity`, so stream consumers (search indexing) can tell notes from the rest.
 
-Three indexes on note items, each sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
+Four indexes on note items, each sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
 
     GSI1  project feed, every note (tombstones too)    gsi1pk = WS#{ws}#P#{projectId}
     GSI2  live notes of one type and status            gsi2pk = WS#{ws}#P#{projectId}#T#{type}#S#{status}
     GSI3  live notes needing attention: disputed, or   gsi3pk = WS#{ws}#P#{projectId}#ATTN
           superseded_by set but status not superseded
+    GSI4  live notes, lean, by the get_context section gsi4pk = WS#{ws}#P#{projectId}#S#{section|other}
+          they are candidates of (packing.context_section; `other` for the rest)
 
-GSI2 and GSI3 are sparse: `note_to_item` alone derives their keys from the note, and every note write Puts the
+GSI1-3 project every attribute; GSI4 only what get_context shows (LEAN_ATTRIBUTES: the start of the body as
+`excerpt`, not the body), so get_context reads under a kilobyte a candidate whatever the bodies weigh, one Query per
+partition. A project made before GSI4 existed holds notes without its keys: its item lacks `contextIndexed` and
+get_context reads it through GSI2 until `notewell reindex --stack` rewrites its notes.
+
+GSI2, GSI3 and GSI4 are sparse: `note_to_item` alone derives their keys from the note, and every note write Puts the
 whole item, so a key the note no longer earns (deleted, fixed, moved to another type) leaves with it.
 
 Writes: a note changes only through `commit`, one TransactWriteItems whose note Puts are conditioned on the
@@ -74,7 +81,7 @@ from botocore import exceptions as botocore_errors
 from botocore.config import Config
 
 from notewell.config import ConfigError
-from notewell.domain import rules
+from notewell.domain import packing, rules
 from notewell.domain.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -101,7 +108,15 @@ from notewell.domain.model import (
     SequencedScan,
     Workspace,
 )
-from notewell.ports import ABSENT, ANY, AuthRecord, IdempotencyKeyTakenError, IndexPointer, TagRenameProgress
+from notewell.ports import (
+    ABSENT,
+    ANY,
+    AuthRecord,
+    ContextNotes,
+    IdempotencyKeyTakenError,
+    IndexPointer,
+    TagRenameProgress,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -127,6 +142,13 @@ __all__ = ["CLIENT_CONFIG", "GSI1", "GSI2", "GSI3", "DynamoDBStore", "make_clien
 GSI1 = "GSI1"  # a project's notes (the feed)
 GSI2 = "GSI2"  # a project's live notes of one type and status
 GSI3 = "GSI3"  # a project's live notes that need attention
+GSI4 = "GSI4"  # a project's live notes by context section, lean
+OTHER_PARTITION = "other"  # GSI4's partition of live notes in no section
+# What GSI4 projects besides the keys (template.yaml lists the same): enough for item_to_lean_note.
+LEAN_ATTRIBUTES = (
+    "id", "workspaceId", "projectId", "title", "excerpt", "bodySize", "version", "createdAt", "updatedAt", "type",
+    "status", "importance", "canonical", "links", "supersedes",
+)  # fmt: skip
 
 # botocore's default ("legacy": 10 attempts, 60 s timeouts) outlasts the HTTP API's 30 s; this budget
 # (3 attempts x (2 s + 5 s) plus jittered backoff) fits inside the function's 29 s (template.yaml).
@@ -284,6 +306,10 @@ def type_status_pk(workspace_id: str, project_id: str, note_type: NoteType, stat
     return f"{feed_pk(workspace_id, project_id)}#T#{_part(note_type.value)}#S#{_part(status.value)}"
 
 
+def section_pk(workspace_id: str, project_id: str, section: str) -> str:
+    return f"WS#{_part(workspace_id)}#P#{_part(project_id)}#S#{section}"
+
+
 def attention_pk(workspace_id: str, project_id: str) -> str:
     return f"{feed_pk(workspace_id, project_id)}#ATTN"
 
@@ -439,10 +465,14 @@ def note_to_item(note: Note) -> Item:
     """The current state of a note, with its place in the project feed (GSI1) and, while it earns them, in the
     type-and-status index (GSI2: live notes) and the needs-attention index (GSI3). The one place deriving index keys:
     commits Put whole items, so keys absent here are removed from the stored note."""
+    if note.full_size is not None:
+        raise ValueError(f"note {note.id} was read lean (the start of its body only); it cannot be written")
     item: Item = {
         **_key(note_pk(note.workspace_id, note.id), NOTE_SK),
         "entity": _s("note"),
         **_note_fields(note),
+        "excerpt": _s(rules.lean_text(note.body)),
+        "bodySize": _n(len(note.body)),
         "gsi1pk": _s(feed_pk(note.workspace_id, note.project_id)),
         "gsi1sk": _s(feed_sk(note)),
     }
@@ -452,7 +482,47 @@ def note_to_item(note: Note) -> Item:
     if needs_attention(note):
         item["gsi3pk"] = _s(attention_pk(note.workspace_id, note.project_id))
         item["gsi3sk"] = _s(feed_sk(note))
+    if packing.in_live_feed(note):
+        section = packing.context_section(note)
+        partition = section.value if section is not None else OTHER_PARTITION
+        item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, partition))
+        item["gsi4sk"] = _s(feed_sk(note))
     return item
+
+
+@dataclass(frozen=True, slots=True)
+class _LeanPage:
+    notes: list[Note]
+    last_key: Item | None  # where the partition's Query stopped (None: nothing more)
+
+
+def _position(note: Note) -> tuple[str, str]:
+    """A note's place in GSI order: (updatedAt, id)."""
+    return (note.updated_at, note.id)
+
+
+def item_to_lean_note(item: Mapping[str, AttributeValueTypeDef]) -> Note:
+    """A note as GSI4/GSI5 project it: the start of the body (`excerpt`, rules.lean_text) and its size."""
+    links = item.get("links", {}).get("L", [])
+    return Note(
+        id=_get_str(item, "id"),
+        workspace_id=_get_str(item, "workspaceId"),
+        project_id=_get_str(item, "projectId"),
+        title=_get_str(item, "title"),
+        body=_get_str(item, "excerpt"),
+        version=_get_int(item, "version"),
+        created_at=_get_str(item, "createdAt"),
+        updated_at=_get_str(item, "updatedAt"),
+        author="",
+        write_id="",
+        type=NoteType(_get_str(item, "type")),
+        status=NoteStatus(_get_str(item, "status")),
+        links=tuple(Link(_get_str(x["M"], "target"), _get_str(x["M"], "relation")) for x in links),
+        importance=_get_int(item, "importance"),
+        canonical=_get_flag(item, "canonical"),
+        supersedes=_get_strings(item, "supersedes"),
+        full_size=_get_int(item, "bodySize"),
+    )
 
 
 def revision_to_item(note: Note) -> Item:
@@ -532,6 +602,8 @@ def project_to_item(project: Project) -> Item:
     }
     if project.default_max_tokens is not None:
         item["defaultMaxTokens"] = _n(project.default_max_tokens)
+    if project.context_indexed:
+        item["contextIndexed"] = _flag(True)
     return item
 
 
@@ -553,6 +625,7 @@ def item_to_project(item: Mapping[str, AttributeValueTypeDef]) -> Project:
         summary=_get_opt_str(item, "summary") or "",
         instructions=_get_opt_str(item, "instructions") or "",
         default_max_tokens=_get_opt_int(item, "defaultMaxTokens"),
+        context_indexed=_get_flag(item, "contextIndexed"),
     )
 
 
@@ -1012,6 +1085,37 @@ class DynamoDBStore:
                 raise
             return False  # gone, or changed since `expected` was read: nothing written
         return True
+
+    def refresh_note_items(self, workspace_id: str, notes: Sequence[Note]) -> int:
+        rewritten = 0
+        for note in notes:
+            if note.workspace_id != workspace_id:
+                raise ValueError(f"note {note.id} is not of workspace {workspace_id}")
+            try:
+                with self._vendor_errors(writing=True):
+                    self._client.put_item(
+                        TableName=self._table,
+                        Item=note_to_item(note),
+                        ConditionExpression="#version = :version AND #writeId = :writeId",
+                        ExpressionAttributeNames={"#version": "version", "#writeId": "writeId"},
+                        ExpressionAttributeValues={":version": _n(note.version), ":writeId": _s(note.write_id)},
+                    )
+            except botocore_errors.ClientError as exc:
+                if _error_code(exc) != "ConditionalCheckFailedException":
+                    raise
+                continue  # changed since it was read: its newer write carries every key
+            rewritten += 1
+        return rewritten
+
+    def mark_context_indexed(self, workspace_id: str, project_id: str) -> None:
+        with self._vendor_errors(writing=True):
+            self._client.update_item(
+                TableName=self._table,
+                Key=_key(workspace_pk(workspace_id), f"PROJ#{_part(project_id)}"),
+                UpdateExpression="SET contextIndexed = :on",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues={":on": _flag(True)},
+            )
 
     def get_pointer(self, workspace_id: str, note_id: str, index: str) -> IndexPointer | None:
         item = self._get(_key(note_pk(workspace_id, note_id), f"{POINTER_PREFIX}{index}"))
@@ -1519,6 +1623,45 @@ class DynamoDBStore:
             else:
                 high = middle - 1
         return low
+
+    def context_notes(self, workspace_id: str, project_id: str, *, per_section: int, recent: int) -> ContextNotes:
+        """One GSI4 Query per partition: `per_section` newest of each section, `recent` of the rest; recent notes
+        are the newest `recent` of them all. A section whose page ended inside those (it may hold more of the
+        newest) is read on from where it stopped: one more Query, only then."""
+        pages: dict[str, _LeanPage] = {}
+        for partition, limit in [*((s.value, per_section) for s in packing.SECTION_TYPES), (OTHER_PARTITION, recent)]:
+            pages[partition] = self._lean_page(section_pk(workspace_id, project_id, partition), limit, None)
+        while True:
+            newest = sorted((n for page in pages.values() for n in page.notes), key=_position, reverse=True)[:recent]
+            cutoff = _position(newest[-1]) if len(newest) == recent else None
+            short = [
+                (name, page) for name, page in pages.items()
+                if page.last_key is not None and page.notes and (cutoff is None or _position(page.notes[-1]) > cutoff)
+            ]  # fmt: skip
+            if not short:
+                break
+            for name, page in short:
+                more = self._lean_page(
+                    section_pk(workspace_id, project_id, name), max(1, recent - len(page.notes)), page.last_key
+                )
+                pages[name] = _LeanPage(page.notes + more.notes, more.last_key)
+        sections = {s: pages[s.value].notes[:per_section] for s in packing.SECTION_TYPES}
+        return ContextNotes(sections, newest)
+
+    def _lean_page(self, partition: str, limit: int, start: Item | None) -> _LeanPage:
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "IndexName": GSI4,
+            "KeyConditionExpression": "gsi4pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(partition)},
+            "ScanIndexForward": False,
+            "Limit": limit,
+        }
+        if start is not None:
+            params["ExclusiveStartKey"] = start
+        with self._vendor_errors(writing=False):
+            page = self._client.query(**params)
+        return _LeanPage([item_to_lean_note(item) for item in page.get("Items", [])], page.get("LastEvaluatedKey"))
 
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         if limit < 1:

@@ -272,6 +272,11 @@ class OpenSearchIndex:
             for note, score in self._hydrated(workspace_id, project_id, found, filters)
         ][:limit]
 
+    def ranked_ids(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        return self._query(keyword_query(workspace_id, project_id, query, filters, limit))
+
     def candidates(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int, *, min_terms: int = 1
     ) -> list[SearchHit]:

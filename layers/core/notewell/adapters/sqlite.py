@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from notewell.config import ConfigError
-from notewell.domain import rules
+from notewell.domain import packing, rules
 from notewell.domain.errors import AlreadyExistsError, NotFoundError, UnavailableError, VersionConflictError
 from notewell.domain.model import (
     ApiKey,
@@ -44,6 +44,7 @@ from notewell.ports import (
     ANY,
     BODY_PREFIX_CHARS,
     AuthRecord,
+    ContextNotes,
     IdempotencyKeyTakenError,
     NoteVector,
     SearchUnavailableError,
@@ -1008,6 +1009,16 @@ class SqliteStore:
         }
         rows = self.connection().execute(_SELECT_NOTES_BY_TYPE, params)
         return [_note_from_row(row) for row in rows]
+
+    def context_notes(self, workspace_id: str, project_id: str, *, per_section: int, recent: int) -> ContextNotes:
+        sections = {
+            section: self.notes_by_type(
+                workspace_id, project_id, types, packing.section_statuses(section), limit=per_section
+            )
+            for section, types in packing.SECTION_TYPES.items()
+        }
+        newest = self.notes_by_type(workspace_id, project_id, list(NoteType), packing.LIVE_STATUSES, limit=recent)
+        return ContextNotes(sections, newest)
 
     def changes_after(
         self,

@@ -55,6 +55,9 @@ class Project:
     summary: str = ""
     instructions: str = ""
     default_max_tokens: int | None = None
+    # Whether the store's lean context index holds every note of the project (DynamoDB: projects made before it
+    # existed hold notes without its keys until `notewell reindex --stack` upgrades them). Other stores: always.
+    context_indexed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +87,17 @@ class Note:
     supersedes: tuple[str, ...] = ()
     superseded_by: tuple[str, ...] = ()
     deleted_at: str | None = None
+    # Set on a lean read (a context candidate): `body` then holds only the start of the body, this its whole size.
+    full_size: int | None = None
 
     @property
     def body_size(self) -> int:
-        return len(self.body)
+        return self.full_size if self.full_size is not None else len(self.body)
+
+    @property
+    def body_cut(self) -> bool:
+        """Whether `body` is only the start of the note's body (a lean read)."""
+        return self.full_size is not None and self.full_size > len(self.body)
 
     @property
     def is_deleted(self) -> bool:

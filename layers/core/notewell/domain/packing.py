@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.lines import said_once
-from notewell.domain.model import Note, NoteType
-from notewell.domain.rules import TOKENIZER_MARGIN, estimate_tokens, estimate_tokens_whole, excerpt, parse_ts
+from notewell.domain.model import Note, NoteStatus, NoteType
+from notewell.domain.rules import (
+    TOKENIZER_MARGIN,
+    estimate_tokens,
+    estimate_tokens_whole,
+    excerpt,
+    lean_text,
+    parse_ts,
+    shorten,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -61,6 +69,32 @@ SECTION_TYPES: dict[Section, tuple[NoteType, ...]] = {
     Section.STATUS: (NoteType.STATUS, NoteType.HANDOFF),
     Section.OPEN_ITEMS: (NoteType.TASK,),
 }
+
+LIVE_STATUSES = (NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED)
+HISTORY_STATUSES = (*LIVE_STATUSES, NoteStatus.HISTORICAL, NoteStatus.SUPERSEDED)
+
+
+def section_statuses(section: Section, *, include_historical: bool = False) -> tuple[NoteStatus, ...]:
+    """The statuses a section takes its notes in: open items are pending or current tasks; the rest, live notes
+    (and historical and superseded ones when asked for)."""
+    if section is Section.OPEN_ITEMS:
+        return (NoteStatus.PENDING, NoteStatus.CURRENT)
+    return HISTORY_STATUSES if include_historical else LIVE_STATUSES
+
+
+def context_section(note: Note) -> Section | None:
+    """The typed section a note is a default candidate of (live statuses), if any: the key of the lean index."""
+    if note.is_deleted:
+        return None
+    for section, types in SECTION_TYPES.items():
+        if note.type in types and note.status in section_statuses(section):
+            return section
+    return None
+
+
+def in_live_feed(note: Note) -> bool:
+    """Whether the note is a default candidate of recent changes (and of relevance without a search index)."""
+    return not note.is_deleted and note.status in LIVE_STATUSES
 
 
 # ----- scoring -------------------------------------------------------------------------------------------------
@@ -160,13 +194,26 @@ def cost(value: object) -> int:
 def full_entry(note: Note, excerpt_chars: int) -> dict[str, object]:
     entry: dict[str, object] = {
         "id": note.id, "title": note.title, "type": note.type.value, "status": note.status.value,
-        "updatedAt": note.updated_at, "excerpt": excerpt(note.body, excerpt_chars), "bodySize": note.body_size,
+        "updatedAt": note.updated_at, "excerpt": note_excerpt(note, excerpt_chars), "bodySize": note.body_size,
     }  # fmt: skip
     if note.importance != 3:
         entry["importance"] = note.importance
     if note.canonical:
         entry["canonical"] = True
     return entry
+
+
+def note_excerpt(note: Note, limit: int) -> str:
+    """The excerpt of a note, whole or lean (a lean note's body is `rules.lean_text` of the whole: the same excerpt
+    up to LEAN_BODY_CHARS; callers read whole notes for longer ones)."""
+    return shorten(note.body, limit) if note.full_size is not None else excerpt(note.body, limit)
+
+
+def lean_view(note: Note) -> Note:
+    """The note as a lean read gives it: the start of its body (rules.lean_text) and its whole size."""
+    if note.full_size is not None:
+        return note
+    return replace(note, body=lean_text(note.body), full_size=len(note.body))
 
 
 def pointer_entry(note: Note) -> dict[str, object]:
@@ -203,7 +250,7 @@ def entry_line(note: Note, section: Section, excerpt_chars: int) -> str:
         flags.append(f"importance {note.importance}")
     date = f" {note.updated_at[:10]}" if section is Section.RECENT_CHANGES else ""
     marks = f" [{', '.join(flags)}]" if flags else ""
-    shown = excerpt(note.body, excerpt_chars)
+    shown = note_excerpt(note, excerpt_chars)
     text = said_once(note.title, shown)
     return f"- {note.id}{date}{marks} {text}"
 

@@ -157,6 +157,22 @@ def check_project_text(label: str, text: str) -> str:
 def excerpt(text: str, limit: int = DEFAULT_EXCERPT_CHARS) -> str:
     """The first `limit` characters of `text` on one line, cut at a word boundary, '…' when shortened."""
     flat = _WS.sub(" ", text[: limit * 4 + 64]).strip()  # only the start matters: never normalise a whole body
+    return shorten(flat, limit)
+
+
+# A lean read (get_context's candidates on DynamoDB) carries the start of a body only: this many characters, on one
+# line, plus one more to tell that it goes on. Every excerpt up to this long is then the one the whole body gives.
+LEAN_BODY_CHARS = 240
+
+
+def lean_text(body: str) -> str:
+    """The start of `body` a lean read keeps: `excerpt(body, n)` == `shorten(lean_text(body), n)` for every
+    n <= LEAN_BODY_CHARS."""
+    return _WS.sub(" ", body[: LEAN_BODY_CHARS * 4 + 64]).strip()[: LEAN_BODY_CHARS + 1]
+
+
+def shorten(flat: str, limit: int) -> str:
+    """`flat` (one line, already normalised) cut to `limit` characters at a word boundary, '…' when shortened."""
     if len(flat) <= limit:
         return flat
     cut = flat[:limit]

@@ -134,9 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument(
         "--stack",
         action="store_true",
-        help="Rebuild a deployed stack's search index from its table (backfill, repair, or a new model), beside "
-        "the running indexer. Needs --table (or $NOTEWELL_TABLE), --search-endpoint (the stack's SearchEndpoint "
-        "output) and AWS credentials allowed by the stack's ReindexPrincipal.",
+        help="Bring a deployed stack up to date beside live traffic: move projects made by an older version onto "
+        "the lean context index, then (with --search-endpoint, the stack's SearchEndpoint output) rebuild the "
+        "search index from the table (backfill, repair, or a new model). Needs --table (or $NOTEWELL_TABLE) and "
+        "AWS credentials (for the index, those of the stack's ReindexPrincipal).",
     )
     reindex.add_argument("--table", default=None, help="With --stack: the DynamoDB table (default: $NOTEWELL_TABLE).")
     reindex.add_argument(
@@ -602,7 +603,7 @@ def _report_text(project: str, report: ImportReport) -> str:
 
 
 def _reindex_stack(args: argparse.Namespace) -> int:
-    from notewell.bootstrap import stack_reindex
+    from notewell.bootstrap import stack_reindex, stack_upgrade
 
     environ = dict(os.environ)
     environ["NOTEWELL_BACKEND"] = "dynamodb"
@@ -612,20 +613,26 @@ def _reindex_stack(args: argparse.Namespace) -> int:
     if args.search_endpoint:
         environ["NOTEWELL_SEARCH_ENDPOINT"] = args.search_endpoint
     settings = Settings.from_env(environ)
-    if settings.search_endpoint is None:
-        raise ConfigError(
-            "No search collection given; pass --search-endpoint with the stack's SearchEndpoint output "
-            "(the stack has none when deployed with SearchBackend=none)."
-        )
-    bar = _bar("Indexing notes")
+    bar = _bar("Upgrading notes")
     try:
-        report = stack_reindex(settings, progress=bar.count if bar is not None else None)
+        upgraded = stack_upgrade(settings, progress=bar.count if bar is not None else None)
     finally:
         if bar is not None:
             bar.close()
-    if args.json:
-        print(json.dumps(dataclasses.asdict(report)))
+    lines = [
+        f"Table: {upgraded.projects} projects moved onto the lean context index ({upgraded.notes} notes rewritten)."
+    ]
+    result: dict[str, object] = {"upgrade": dataclasses.asdict(upgraded)}
+    if settings.search_endpoint is None:
+        lines.append("No search collection given (--search-endpoint): the search index was left as it is.")
     else:
+        bar = _bar("Indexing notes")
+        try:
+            report = stack_reindex(settings, progress=bar.count if bar is not None else None)
+        finally:
+            if bar is not None:
+                bar.close()
+        result["index"] = dataclasses.asdict(report)
         line = (
             f"Index {report.index} ({report.model_id}): {report.notes} notes examined, {report.written} documents "
             f"written, {report.removed} of deleted notes removed, {report.unchanged} already current, "
@@ -633,7 +640,8 @@ def _reindex_stack(args: argparse.Namespace) -> int:
         )
         if report.projects_not_swept:
             line += f"; {report.projects_not_swept} projects too large to sweep whole for orphans"
-        print(line + ".")
+        lines.append(line + ".")
+    print(json.dumps(result) if args.json else "\n".join(lines))
     return 0
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from notewell.domain import admission, packing, ranking
+from notewell.domain import admission, packing, ranking, rules
 from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.model import Note, NoteStatus, Principal
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, PackedContext, Section
 from notewell.services.access import Deps, visible_project
 
 if TYPE_CHECKING:
+    from notewell.domain.model import Note, Principal, Project
     from notewell.services.memory import MemoryService
     from notewell.services.search import SearchService
 
@@ -22,8 +22,8 @@ RECENT = 40
 RELEVANT_SCAN = 200  # without a full-text index, the recent notes the query is ranked against
 MAX_QUERY_CHARS = 500
 
-LIVE = (NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED)
-WITH_HISTORY = (*LIVE, NoteStatus.HISTORICAL, NoteStatus.SUPERSEDED)
+LIVE = packing.LIVE_STATUSES
+WITH_HISTORY = packing.HISTORY_STATUSES
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,27 +72,32 @@ class ContextService:
 
         ws, now = principal.workspace_id, self._deps.clock.now()
         statuses = WITH_HISTORY if include_historical else LIVE
-        store = self._deps.store
+        typed, recent = self._candidates(ws, target, include_historical)
+        # Every candidate is judged by the same lean view (title, the start of the body), however the store read it.
         by_section: dict[Section, list[Note]] = {}
         beyond: list[Section] = []
-        for section, types in packing.SECTION_TYPES.items():
-            wanted = statuses if section is not Section.OPEN_ITEMS else (NoteStatus.PENDING, NoteStatus.CURRENT)
-            # One more than is considered: whether the project holds more of these than the answer could weigh.
-            typed = store.notes_by_type(ws, target.id, list(types), list(wanted), limit=PER_SECTION + 1)
-            if len(typed) > PER_SECTION:
+        for section in packing.SECTION_TYPES:
+            # One more than is considered was read: whether the project holds more than the answer could weigh.
+            if len(typed[section]) > PER_SECTION:
                 beyond.append(section)
-            by_section[section] = typed[:PER_SECTION]
-        recent = [
-            n for n in store.project_notes(ws, target.id, limit=RECENT)
-            if not n.is_deleted and n.status in statuses
-        ]  # fmt: skip
+            by_section[section] = [packing.lean_view(n) for n in typed[section][:PER_SECTION]]
+        recent = [packing.lean_view(n) for n in recent]
         relevant: list[Note] = []
         found: dict[str, float] = {}  # the search's own scores: a hybrid match may share no word with the query
-        if text:
+        bounded_relevance = 0
+        if text and self._search.indexed:
             for n, score in self._search.related_scored(ws, target.id, text, RELEVANT, scan_limit=RELEVANT_SCAN):
                 if n.status in statuses:
-                    relevant.append(n)
+                    relevant.append(packing.lean_view(n))
                     found[n.id] = score
+        elif text:
+            # No search index: rank the candidates already read (the newest of each section and of the rest),
+            # never a further read of the project; the answer says so.
+            pool = list({n.id: n for n in [*recent, *(n for ns in by_section.values() for n in ns)]}.values())
+            bounded_relevance = len(pool)
+            for hit in ranking.bm25(pool, admission.candidate_query(text) or text, RELEVANT):
+                relevant.append(hit.note)
+                found[hit.note.id] = hit.score
 
         conflicts = [
             ConflictEntry(c.note, c.kind.value, c.message) for c in self._memory.conflicts_in(principal, target)
@@ -133,6 +138,13 @@ class ContextService:
                 f"Project {project!r} has no current notes. Record decisions and constraints with remember; "
                 "end sessions with checkpoint."
             )
+        if packing.DETAIL_LEVELS[detail].excerpt_chars > rules.LEAN_BODY_CHARS:
+            sections = self._whole(ws, sections)  # longer excerpts than a lean read holds: read those notes whole
+        if bounded_relevance and not notice:
+            notice = (
+                f"Relevant notes were ranked among the {bounded_relevance} newest candidates only (no search index); "
+                "search_notes looks further."
+            )
         packed = packing.pack(
             budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
             conflicts=conflicts, sections=sections, has_query=bool(text), project=target.slug, notice=notice,
@@ -141,6 +153,38 @@ class ContextService:
         if packed.truncated:  # the text says so in its omitted list; the structured answer says it here
             notice = packing.unlisted_line(packed.unlisted)
         return ContextResult(target.slug, True, packed, notice)
+
+    def _candidates(
+        self, ws: str, target: Project, include_historical: bool
+    ) -> tuple[dict[Section, list[Note]], list[Note]]:
+        """Each typed section's newest notes (one more than PER_SECTION) and the newest live notes: one lean read per
+        section where the store keeps them (ports.ContextNotes), else one read per type and status."""
+        store = self._deps.store
+        if target.context_indexed and not include_historical:
+            read = store.context_notes(ws, target.id, per_section=PER_SECTION + 1, recent=RECENT)
+            return dict(read.sections), read.recent
+        typed = {
+            section: store.notes_by_type(
+                ws, target.id, list(types),
+                list(packing.section_statuses(section, include_historical=include_historical)),
+                limit=PER_SECTION + 1,
+            )
+            for section, types in packing.SECTION_TYPES.items()
+        }  # fmt: skip
+        statuses = WITH_HISTORY if include_historical else LIVE
+        recent = [
+            n for n in store.project_notes(ws, target.id, limit=RECENT) if not n.is_deleted and n.status in statuses
+        ]
+        return typed, recent
+
+    def _whole(self, ws: str, sections: list[tuple[Section, list[Candidate]]]) -> list[tuple[Section, list[Candidate]]]:
+        """The candidates with their whole bodies, for detail levels whose excerpts are longer than a lean read."""
+        cut = list(dict.fromkeys(c.note.id for _, candidates in sections for c in candidates if c.note.body_cut))
+        whole = self._deps.store.get_notes(ws, cut) if cut else {}
+        return [
+            (section, [Candidate(whole.get(c.note.id, c.note), c.score) for c in candidates])
+            for section, candidates in sections
+        ]
 
     @staticmethod
     def _relevance(notes: list[Note], query: str) -> dict[str, float]:

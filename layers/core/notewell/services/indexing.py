@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from notewell.domain.model import Note
-    from notewell.ports import Embedder, IndexPointers, Store, Vector
+    from notewell.ports import ContextIndexUpgrade, Embedder, IndexPointers, Store, Vector
 
 logger = logging.getLogger(__name__)
 
@@ -217,3 +217,36 @@ def reindex_stack(
         removed=counts[Indexed.REMOVED], unchanged=counts[Indexed.STALE] + counts[Indexed.OVERTAKEN],
         orphans=orphans, projects_not_swept=not_swept,
     )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class UpgradeReport:
+    projects: int  # projects moved onto the lean context index
+    notes: int  # note items rewritten to earn its keys
+
+
+def upgrade_context_index(
+    store: Store, upgrade: ContextIndexUpgrade, *, horizon: str, progress: Callable[[int], None] | None = None
+) -> UpgradeReport:
+    """Rewrite the notes of every project made before the store's lean context index (as they are, conditioned on
+    their version), then mark the project: get_context then reads it in one lean Query per section. Safe to run
+    beside live traffic and to run again (marked projects are skipped)."""
+    projects = rewritten = 0
+    for workspace in store.list_workspaces():
+        for project in store.list_projects(workspace.id):
+            if project.context_indexed:
+                continue
+            position = None
+            while True:
+                scan = store.changes_after(
+                    workspace.id, project.id, position, horizon=horizon, types=[], statuses=[], limit=REINDEX_PAGE
+                )
+                rewritten += upgrade.refresh_note_items(workspace.id, scan.notes)
+                if progress is not None and scan.notes:
+                    progress(rewritten)
+                if scan.position is None or not scan.more:
+                    break
+                position = scan.position
+            upgrade.mark_context_indexed(workspace.id, project.id)
+            projects += 1
+    return UpgradeReport(projects, rewritten)

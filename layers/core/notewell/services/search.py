@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from notewell.domain import hybrid, ranking, rules
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import Note, Principal, SearchFilters, SearchHit
-from notewell.ports import CandidateIndex, SearchIndex, SearchUnavailableError
+from notewell.ports import CandidateIndex, RankedIds, SearchIndex, SearchUnavailableError
 from notewell.services.access import Deps, visible_project
 
 if TYPE_CHECKING:
@@ -87,6 +87,11 @@ class SearchService:
     def meaning(self) -> Meaning | None:
         return self._meaning
 
+    @property
+    def indexed(self) -> bool:
+        """Whether a search index (full text or vectors) serves related notes, rather than a bounded recent scan."""
+        return self._fulltext is not None or (self._meaning is not None and self._meaning.searchable)
+
     def run(
         self,
         principal: Principal,
@@ -156,6 +161,13 @@ class SearchService:
         pool = related_pool(limit)
         vector = vector if vector is not None else meaning.embed_one(text)
         nearest = meaning.nearest(ws, project_id, vector, pool)
+        if keyword_hits is None and isinstance(self._fulltext, RankedIds):
+            try:
+                ranked = self._fulltext.ranked_ids(ws, project_id, text, filters, pool)
+            except SearchUnavailableError as exc:
+                logger.warning("keyword index unavailable (%s); fusing the vector leg with the ranked scan", exc)
+            else:
+                return self._fused_ids(ws, project_id, text, filters, limit, ranked, nearest)
         keyword: _Keyword | None = (
             _Keyword(list(keyword_hits), SearchMode.FULLTEXT)
             if keyword_hits is not None
@@ -195,6 +207,41 @@ class SearchService:
                 break
         mode = SearchMode.HYBRID if keyword is not None else SearchMode.VECTOR
         return SearchOutcome(hits, mode, True, scanned=keyword.scanned if keyword is not None else None)
+
+    def _fused_ids(
+        self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int,
+        ranked: list[tuple[str, float]], nearest: list[tuple[str, float]],
+    ) -> SearchOutcome:  # fmt: skip
+        """Both legs as ids, fused, then the notes read once: the best `2 * limit` (more only if too many of those
+        are gone or filtered out). With names in the query every proposed note is read first, to see which it names."""
+        store = self._deps.store
+        pool = related_pool(limit)
+        names = hybrid.query_names(text)
+        fetched: dict[str, Note] = {}
+        if names:
+            fetched = store.get_notes(ws, list(dict.fromkeys([i for i, _ in ranked] + [i for i, _ in nearest])))
+        named = {i: hybrid.named_share(names, f"{n.title} {n.body}") for i, n in fetched.items()} if names else None
+        fused = hybrid.fuse(
+            ranked, nearest, pool, vector_weight=hybrid.VECTOR_WEIGHT, named=named, entity_weight=hybrid.ENTITY_WEIGHT
+        )
+        order = [f.note_id for f in fused]
+        terms = ranking.tokens(text)
+        hits: list[SearchHit] = []
+        start = 0
+        while len(hits) < limit and start < len(order):
+            chunk = order[start : start + (2 * limit if start == 0 else len(order))]
+            missing = [i for i in chunk if i not in fetched]
+            if missing:
+                fetched.update(store.get_notes(ws, missing))
+            for item in fused[start : start + len(chunk)]:
+                note = fetched.get(item.note_id)
+                if note is None or note.project_id != project_id or not filters.admits(note):
+                    continue
+                hits.append(SearchHit(note, round(item.score, 4), ranking.snippet_around(note.body, terms)))
+                if len(hits) == limit:
+                    break
+            start += len(chunk)
+        return SearchOutcome(hits, SearchMode.HYBRID, True)
 
     def _substring(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> _Keyword:
         read = self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT)
