@@ -59,14 +59,26 @@ class RequestLog:
     def __init__(self, client: Any) -> None:
         self.calls = count_operations(client)
         self.pages: list[dict[str, Any]] = []
+        self.item_bytes = 0  # DynamoDB's size of every item read (what read capacity is charged on), all operations
         client.meta.events.register("provide-client-params.dynamodb.Query", self._asked)
         client.meta.events.register("after-call.dynamodb.Query", self._answered)
+        client.meta.events.register("after-call.dynamodb", self._items_read)
+
+    def _items_read(self, parsed: dict[str, Any], **kwargs: Any) -> None:
+        items = list(parsed.get("Items", []))
+        if "Item" in parsed:
+            items.append(parsed["Item"])
+        for found in parsed.get("Responses", {}).values():
+            if isinstance(found, list):
+                items.extend(found)
+        self.item_bytes += sum(item_size(item) for item in items)
 
     def _asked(self, params: dict[str, Any], **kwargs: Any) -> None:
         self.pages.append({"index": params.get("IndexName", "table"), "limit": params.get("Limit")})
 
     def _answered(self, http_response: Any, parsed: dict[str, Any], **kwargs: Any) -> None:
         page = self.pages[-1]
+        page["item_bytes"] = sum(item_size(item) for item in parsed.get("Items", []))
         page["items"] = int(parsed.get("Count", 0))
         page["more"] = "LastEvaluatedKey" in parsed
         page["bytes"] = len(getattr(http_response, "content", b"") or b"")
@@ -74,7 +86,9 @@ class RequestLog:
     def measure(self, action: Callable[[], Any]) -> tuple[Any, dict[str, int], list[dict[str, Any]]]:
         """Run `action`; return its result, the API calls it made by operation, and its Query pages."""
         before, first_page = collections.Counter(self.calls), len(self.pages)
+        self.item_bytes = 0
         result = action()
+        self.last_item_bytes = self.item_bytes
         return result, dict(sorted((self.calls - before).items())), self.pages[first_page:]
 
 
@@ -145,8 +159,12 @@ def bench_dynamo_size(size: int, corpus: Corpus, workdir: Path) -> dict[str, Any
         for name, action in zip(PROBES, actions, strict=True):
             outcome, calls, pages = requests.measure(action)
             probes.append(
-                {"probe": name, "outcome": outcome_text(outcome), "calls": calls, "feed": scan_summary(pages)}
-            )
+                {"probe": name, "outcome": outcome_text(outcome), "calls": calls, "feed": scan_summary(pages),
+                 "item_kb_read": round(requests.last_item_bytes / 1024, 1), "query_kb_by_index": {
+                     index: round(sum(p["item_bytes"] for p in pages if p["index"] == index) / 1024, 1)
+                     for index in sorted({p["index"] for p in pages})
+                 }}
+            )  # fmt: skip
         result["probes"] = probes
         result["feed"] = drain_feed(services, principal, requests, size)
         result["seeding_calls"] = seeding_calls
@@ -283,6 +301,16 @@ def report_dynamo(d: dict[str, Any]) -> str:
         + ", ".join(f"N={size}: {total}" for size, total in totals.items())
         + (" - the same at every N" if len(set(totals.values())) == 1 else " - differs with N: see the table")
         + f"; Scan: {sum(calls.get('Scan', 0) for calls in context_calls.values())}",
+        "Item bytes read per call (DynamoDB's item sizes, what read capacity is charged on; every operation): "
+        + "; ".join(
+            f"{probe}: "
+            + ", ".join(
+                f"N={size} {r['probes'][i]['item_kb_read']} KB (Query by index: {r['probes'][i]['query_kb_by_index']})"
+                for size, r in sizes.items()
+            )
+            for i, probe in enumerate(PROBES)
+            if i in (0, PROBES.index("get_context balanced+query"))
+        ),
         "",
         f"get_changes_since, the whole feed drained from the start, limit {FEED_LIMIT}: API requests per page",
         table(

@@ -11,7 +11,7 @@ from notewell.adapters.dynamodb import DynamoDBStore
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
-from notewell.domain.model import NoteType, Principal
+from notewell.domain.model import NoteType, Plan, Principal
 from notewell.entrypoints.cli import main
 from notewell.services.memory import RememberRequest
 from tests.support.dynamo import count_operations, dynamodb_store
@@ -98,3 +98,43 @@ def test_a_project_from_before_the_lean_index_reads_the_old_way_until_reindex_up
         upgraded = services.context.get_context(me, "api", query="subsystem 3 detail")
         assert upgraded.packed.text == before
         assert sum(calls.values()) <= 10
+
+
+def test_the_lean_index_projects_exactly_what_a_lean_note_is_read_from() -> None:
+    """moto returns every attribute whatever the projection: the template and the adapter must agree by name."""
+    from notewell.adapters.dynamodb import LEAN_ATTRIBUTES
+    from tests.support.dynamo import table_spec
+
+    (gsi4,) = [g for g in table_spec()["GlobalSecondaryIndexes"] if g["IndexName"] == "GSI4"]
+    assert gsi4["Projection"]["ProjectionType"] == "INCLUDE"
+    assert sorted(gsi4["Projection"]["NonKeyAttributes"]) == sorted(LEAN_ATTRIBUTES)
+    assert "body" not in LEAN_ATTRIBUTES
+
+
+def test_without_a_search_index_bounded_lookups_say_so(tmp_path: Path) -> None:
+    """No collection deployed: remember compares with the newest 500 notes, get_context ranks its candidates only;
+    each answer says what it did not look at."""
+    from notewell.domain.model import Note
+    from notewell.services.search import RELATED_SCAN_LIMIT
+
+    with dynamodb_store() as store:
+        services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=FixedClock())
+        workspace = services.auth.create_workspace("acme")
+        services.workspaces.set_plan(workspace.id, Plan.ENTERPRISE)
+        me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+        assert me is not None
+        first = services.notes.create(me, "api", title="Start", body="The project starts.").note
+        stamp = "2026-01-01T00:00:00.000Z"
+        old = [
+            Note(id=f"n_{n:026d}", workspace_id=me.workspace_id, project_id=first.project_id, title=f"Note {n}",
+                 body=f"Detail {n} of subsystem {n % 7}.", version=1, created_at=stamp, updated_at=stamp,
+                 author="import", write_id=f"w{n}", type=NoteType.FACT)
+            for n in range(RELATED_SCAN_LIMIT)
+        ]  # fmt: skip
+        store.import_notes(me.workspace_id, [(note, ()) for note in old])
+        created = services.memory.remember(
+            me, RememberRequest("api", "Billing exports run nightly at 02:00 UTC.", type=NoteType.DECISION)
+        )
+        assert f"Compared with the {RELATED_SCAN_LIMIT} most recently updated notes only" in created.message
+        result = services.context.get_context(me, "api", query="billing exports")
+        assert result.notice is not None and "no search index" in result.notice

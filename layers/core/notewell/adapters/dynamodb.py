@@ -145,9 +145,10 @@ GSI3 = "GSI3"  # a project's live notes that need attention
 GSI4 = "GSI4"  # a project's live notes by context section, lean
 OTHER_PARTITION = "other"  # GSI4's partition of live notes in no section
 # What GSI4 projects besides the keys (template.yaml lists the same): enough for item_to_lean_note.
+# Not the workspace, project or creation time: the partition names the first two, context never shows the third.
 LEAN_ATTRIBUTES = (
-    "id", "workspaceId", "projectId", "title", "excerpt", "bodySize", "version", "createdAt", "updatedAt", "type",
-    "status", "importance", "canonical", "links", "supersedes",
+    "id", "title", "excerpt", "bodySize", "version", "updatedAt", "type", "status", "importance", "canonical", "links",
+    "supersedes",
 )  # fmt: skip
 
 # botocore's default ("legacy": 10 attempts, 60 s timeouts) outlasts the HTTP API's 30 s; this budget
@@ -501,17 +502,18 @@ def _position(note: Note) -> tuple[str, str]:
     return (note.updated_at, note.id)
 
 
-def item_to_lean_note(item: Mapping[str, AttributeValueTypeDef]) -> Note:
-    """A note as GSI4/GSI5 project it: the start of the body (`excerpt`, rules.lean_text) and its size."""
+def item_to_lean_note(item: Mapping[str, AttributeValueTypeDef], workspace_id: str, project_id: str) -> Note:
+    """A note as GSI4 projects it: the start of the body (`excerpt`, rules.lean_text) and its size; no creation time
+    (given as its update time) or author."""
     links = item.get("links", {}).get("L", [])
     return Note(
         id=_get_str(item, "id"),
-        workspace_id=_get_str(item, "workspaceId"),
-        project_id=_get_str(item, "projectId"),
+        workspace_id=workspace_id,
+        project_id=project_id,
         title=_get_str(item, "title"),
         body=_get_str(item, "excerpt"),
         version=_get_int(item, "version"),
-        created_at=_get_str(item, "createdAt"),
+        created_at=_get_str(item, "updatedAt"),
         updated_at=_get_str(item, "updatedAt"),
         author="",
         write_id="",
@@ -1629,8 +1631,9 @@ class DynamoDBStore:
         are the newest `recent` of them all. A section whose page ended inside those (it may hold more of the
         newest) is read on from where it stopped: one more Query, only then."""
         pages: dict[str, _LeanPage] = {}
+        scope = (workspace_id, project_id)
         for partition, limit in [*((s.value, per_section) for s in packing.SECTION_TYPES), (OTHER_PARTITION, recent)]:
-            pages[partition] = self._lean_page(section_pk(workspace_id, project_id, partition), limit, None)
+            pages[partition] = self._lean_page(scope, partition, limit, None)
         while True:
             newest = sorted((n for page in pages.values() for n in page.notes), key=_position, reverse=True)[:recent]
             cutoff = _position(newest[-1]) if len(newest) == recent else None
@@ -1641,19 +1644,17 @@ class DynamoDBStore:
             if not short:
                 break
             for name, page in short:
-                more = self._lean_page(
-                    section_pk(workspace_id, project_id, name), max(1, recent - len(page.notes)), page.last_key
-                )
+                more = self._lean_page(scope, name, max(1, recent - len(page.notes)), page.last_key)
                 pages[name] = _LeanPage(page.notes + more.notes, more.last_key)
         sections = {s: pages[s.value].notes[:per_section] for s in packing.SECTION_TYPES}
         return ContextNotes(sections, newest)
 
-    def _lean_page(self, partition: str, limit: int, start: Item | None) -> _LeanPage:
+    def _lean_page(self, scope: tuple[str, str], partition: str, limit: int, start: Item | None) -> _LeanPage:
         params: QueryInputTypeDef = {
             "TableName": self._table,
             "IndexName": GSI4,
             "KeyConditionExpression": "gsi4pk = :pk",
-            "ExpressionAttributeValues": {":pk": _s(partition)},
+            "ExpressionAttributeValues": {":pk": _s(section_pk(*scope, partition))},
             "ScanIndexForward": False,
             "Limit": limit,
         }
@@ -1661,7 +1662,8 @@ class DynamoDBStore:
             params["ExclusiveStartKey"] = start
         with self._vendor_errors(writing=False):
             page = self._client.query(**params)
-        return _LeanPage([item_to_lean_note(item) for item in page.get("Items", [])], page.get("LastEvaluatedKey"))
+        notes = [item_to_lean_note(item, *scope) for item in page.get("Items", [])]
+        return _LeanPage(notes, page.get("LastEvaluatedKey"))
 
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
         if limit < 1:

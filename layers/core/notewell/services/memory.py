@@ -225,6 +225,12 @@ class MemoryService:
         neighbours = self._neighbours(principal, project.id, note, vector) if note.type in REVIEWED_TYPES else []
         review = note.type in REVIEWED_TYPES
         message = f"Stored as {note.id}."
+        scanned = getattr(keyword_hits, "scanned", None)
+        if scanned is not None:
+            message += (
+                f" Compared with the {scanned} most recently updated notes only (no search index answered): an older "
+                "note may say the same; search_notes to check."
+            )
         if review:
             message += " Read the neighbours: if one disagrees, supersede it or mark the pair disputed."
         return RememberOutcome(

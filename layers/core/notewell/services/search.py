@@ -330,10 +330,10 @@ class SearchService:
                 return self._with_fresh(workspace_id, project_id, query, filters, found)
             except SearchUnavailableError:
                 logger.warning("full-text index unavailable; comparing against recent notes instead")
-        notes = [
-            n for n in self._deps.store.project_notes(workspace_id, project_id, limit=scan_limit) if filters.admits(n)
-        ]
-        return ranking.bm25(notes, query, limit)
+        read = self._deps.store.project_notes(workspace_id, project_id, limit=scan_limit)
+        hits = RelatedHits(ranking.bm25([n for n in read if filters.admits(n)], query, limit))
+        hits.scanned = scan_limit if len(read) >= scan_limit else None
+        return hits
 
     def _with_fresh(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, found: list[SearchHit]
@@ -355,6 +355,13 @@ class SearchService:
         listed = {h.note.id for h in found}
         admitted = [n for n in recent if filters.admits(n) and n.id not in listed]
         return kept + ranking.bm25(admitted, query, len(admitted))
+
+
+class RelatedHits(list[SearchHit]):
+    """related_keyword's hits; `scanned` is set when they come from a window of the newest notes that did not hold
+    the whole project (no search index answered): a match may lie beyond it."""
+
+    scanned: int | None = None
 
 
 def related_pool(limit: int) -> int:
