@@ -127,7 +127,7 @@ def _seeded(size: int, store: Any, http: SignedHttp) -> tuple[Any, Any, list[str
     project = store.get_project(me.workspace_id, PROJECT)
     assert project is not None
     notes = _notes(size, me.workspace_id, project.id)
-    store.import_notes(me.workspace_id, [(note, ()) for note in notes])
+    _put_items(store, notes)
     settings = Settings(backend="dynamodb", table_name=TABLE, aws_region=REGION)
     feeder = indexer(settings, store=store, embedder=HashEmbedder(), http=http)
     records = _records(notes)
@@ -147,6 +147,15 @@ def _probes(services: Any, me: Any, queries: list[str]) -> dict[str, Callable[[]
             me, RememberRequest(PROJECT, f"The {queries[2]} service owns the billing exports.", type=NoteType.DECISION)
         ),
     }
+
+
+def _put_items(store: Any, notes: list[Note]) -> None:
+    """The note items exactly as a commit writes them, by BatchWriteItem. Not import_notes: moto deep-copies the
+    whole table for every item of a transaction, so 10k notes imported through commits take hours and tens of GB
+    (measured: 1,500 notes, 237 s and 13 GB). No revisions or feed records: nothing measured here reads them."""
+    for start in range(0, len(notes), 25):
+        requests = [{"PutRequest": {"Item": note_to_item(n)}} for n in notes[start : start + 25]]
+        store.client.batch_write_item(RequestItems={store.table_name: requests})
 
 
 def request_counts(sizes: list[int]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import ConfigError, Settings, allowed_hosts, allowed_origins, default_data_dir
@@ -27,13 +27,15 @@ from notewell.entrypoints.wire import KeyOut
 from notewell.services.portability import MEMORY_FORMAT
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import TextIO
 
     from notewell.domain.model import Workspace
     from notewell.services.auth import IssuedKey
     from notewell.services.oauth import GrantView
     from notewell.services.portability import ImportReport
+
+_T = TypeVar("_T")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -602,6 +604,16 @@ def _report_text(project: str, report: ImportReport) -> str:
     return f"Imported {source} into project {project}: " + ", ".join(parts) + "."
 
 
+def _counting(label: str, run: Callable[[Callable[[int], None] | None], _T]) -> _T:
+    """`run(progress)`, with a counter on stderr when it is a terminal."""
+    bar = _bar(label)
+    try:
+        return run(bar.count if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
 def _reindex_stack(args: argparse.Namespace) -> int:
     from notewell.bootstrap import stack_reindex, stack_upgrade
 
@@ -613,12 +625,7 @@ def _reindex_stack(args: argparse.Namespace) -> int:
     if args.search_endpoint:
         environ["NOTEWELL_SEARCH_ENDPOINT"] = args.search_endpoint
     settings = Settings.from_env(environ)
-    bar = _bar("Upgrading notes")
-    try:
-        upgraded = stack_upgrade(settings, progress=bar.count if bar is not None else None)
-    finally:
-        if bar is not None:
-            bar.close()
+    upgraded = _counting("Upgrading notes", lambda progress: stack_upgrade(settings, progress=progress))
     lines = [
         f"Table: {upgraded.projects} projects moved onto the lean context index ({upgraded.notes} notes rewritten)."
     ]
@@ -626,12 +633,7 @@ def _reindex_stack(args: argparse.Namespace) -> int:
     if settings.search_endpoint is None:
         lines.append("No search collection given (--search-endpoint): the search index was left as it is.")
     else:
-        bar = _bar("Indexing notes")
-        try:
-            report = stack_reindex(settings, progress=bar.count if bar is not None else None)
-        finally:
-            if bar is not None:
-                bar.close()
+        report = _counting("Indexing notes", lambda progress: stack_reindex(settings, progress=progress))
         result["index"] = dataclasses.asdict(report)
         line = (
             f"Index {report.index} ({report.model_id}): {report.notes} notes examined, {report.written} documents "
