@@ -24,7 +24,7 @@ from notewell.services import search as search_module
 from notewell.services.memory import RememberRequest, RememberStatus
 from notewell.services.search import SearchMode
 from tests.support.aoss import CREDENTIALS, REGION, stand_in_collection
-from tests.support.dynamo import dynamodb_store
+from tests.support.dynamo import count_operations, dynamodb_store
 from tests.support.mcp_harness import connect, make_app, ok, running
 from tests.support.streams import StreamPump
 
@@ -146,8 +146,6 @@ def test_remember_reads_what_it_compares_not_the_newest_500_notes(aws: AwsStack)
         aws.note(f"Service {n}", f"Service {n} owns the {n}th queue and its consumers.")
     aws.pump.pump()
     aws.clock.advance(seconds=600)  # past the read-your-writes window: the index alone proposes candidates
-    from tests.support.dynamo import count_operations
-
     calls = count_operations(aws.store.client)
     aws.services.memory.remember(
         aws.me, RememberRequest("api", "Billing owns the invoices queue.", type=NoteType.DECISION)
@@ -231,3 +229,26 @@ def test_a_ranking_failure_after_the_index_failed_ends_in_substring(
     found = services.search.run(aws.me, "api", "Stripe webhooks")
     assert found.mode is SearchMode.SUBSTRING and len(found.hits) == 1
     down.close()
+
+
+def test_a_query_naming_someone_reads_both_legs_once_and_favours_their_notes(aws: AwsStack) -> None:
+    lisa = aws.note("Exam schedule", "Lisa moved the database exam to Friday after the migration.")
+    aws.note("Exam schedule", "The database exam moves to Friday after the migration, Tom says.")
+    aws.pump.pump()
+    calls = count_operations(aws.store.client)
+    found = aws.services.search.run(aws.me, "api", "what did Lisa say about the exam", semantic=True)
+    assert found.mode is SearchMode.HYBRID and found.hits[0].note.id == lisa
+    assert calls["BatchGetItem"] == 1  # the notes of both legs, read once to see which name Lisa
+
+
+def test_filters_hold_for_notes_only_the_vector_leg_proposed(aws: AwsStack) -> None:
+    from notewell.domain.model import SearchFilters
+
+    aws.note("Queue", "Jobs go through SQS with a dead-letter queue.")
+    task = aws.services.notes.create(
+        aws.me, "api", title="Queue work", body="Move the jobs queue to SQS.", type=NoteType.TASK
+    ).note
+    aws.pump.pump()
+    only_tasks = SearchFilters(types=frozenset({NoteType.TASK}))
+    found = aws.services.search.run(aws.me, "api", "jobs queue", semantic=True, filters=only_tasks)
+    assert [h.note.id for h in found.hits] == [task.id]
