@@ -22,7 +22,7 @@ RELEVANT = 12
 # any status (often ~25 in a project with history), and 40 live ones crowd typed sections out of a balanced answer.
 # Orientation, tune split, balanced without a query: 40 -> 81 % found, 25 -> 91 % (tests/bench/orientation.py).
 RECENT = 25
-RELEVANT_SCAN = 200  # without a full-text index, the recent notes the query is ranked against
+RELEVANT_SCAN = 200  # when the search index fails, the recent notes the query is ranked against instead
 MAX_QUERY_CHARS = 500
 
 LIVE = packing.LIVE_STATUSES
@@ -86,12 +86,14 @@ class ContextService:
             by_section[section] = [packing.lean_view(n) for n in typed[section][:PER_SECTION]]
         recent = [packing.lean_view(n) for n in recent]
         relevant: list[Note] = []
+        whole: dict[str, Note] = {}  # notes the search read whole: deep detail need not read them again
         found: dict[str, float] = {}  # the search's own scores: a hybrid match may share no word with the query
         bounded_relevance = 0
         if text and self._search.indexed:
             for n, score in self._search.related_scored(ws, target.id, text, RELEVANT, scan_limit=RELEVANT_SCAN):
                 if n.status in statuses:
                     relevant.append(packing.lean_view(n))
+                    whole[n.id] = n
                     found[n.id] = score
         elif text:
             # No search index: rank the candidates already read (the newest of each section and of the rest),
@@ -142,7 +144,7 @@ class ContextService:
                 "end sessions with checkpoint."
             )
         if packing.DETAIL_LEVELS[detail].excerpt_chars > rules.LEAN_BODY_CHARS:
-            sections = self._whole(ws, sections)  # longer excerpts than a lean read holds: read those notes whole
+            sections = self._whole(ws, sections, whole)  # longer excerpts than a lean read holds: read those whole
         if bounded_relevance and not notice:
             notice = (
                 f"Relevant notes were ranked among the {bounded_relevance} newest candidates only (no search index); "
@@ -180,10 +182,20 @@ class ContextService:
         ]
         return typed, recent
 
-    def _whole(self, ws: str, sections: list[tuple[Section, list[Candidate]]]) -> list[tuple[Section, list[Candidate]]]:
-        """The candidates with their whole bodies, for detail levels whose excerpts are longer than a lean read."""
-        cut = list(dict.fromkeys(c.note.id for _, candidates in sections for c in candidates if c.note.body_cut))
-        whole = self._deps.store.get_notes(ws, cut) if cut else {}
+    def _whole(
+        self, ws: str, sections: list[tuple[Section, list[Candidate]]], known: dict[str, Note]
+    ) -> list[tuple[Section, list[Candidate]]]:
+        """The candidates with their whole bodies, for detail levels whose excerpts are longer than a lean read;
+        `known`: whole notes already read."""
+        cut = list(
+            dict.fromkeys(
+                c.note.id
+                for _, candidates in sections
+                for c in candidates
+                if c.note.body_cut and c.note.id not in known
+            )
+        )
+        whole = {**known, **(self._deps.store.get_notes(ws, cut) if cut else {})}
         return [
             (section, [Candidate(whole.get(c.note.id, c.note), c.score) for c in candidates])
             for section, candidates in sections
