@@ -22,6 +22,7 @@ from notewell.entrypoints.http import build_app
 from notewell.entrypoints.mcp_tools import build_server
 from notewell.ports import AuthRecords, Store
 from tests.support.mcp_harness import make_keys, running
+from tests.support.oauth import MISSPELLED_HTTPS_REDIRECTS
 
 pytestmark = pytest.mark.anyio
 
@@ -92,12 +93,7 @@ async def test_unknown_or_missing_client_id_and_repeated_client_id_or_redirect_u
     page400(await http.get(query(client, extra=(("redirect_uri", LOOPBACK),))))
 
 
-@pytest.mark.parametrize(
-    "requested",
-    ["https://Client.example.com/cb", "https://client.example.com/cb/", "https://client.example.com/CB",
-     "https://client.example.com/cb?x=1", "https://client.example.com/cb#f", "https://client.example.com:443/cb",
-     "https://client.example.com/a/../cb", "https://client.example.com/c%62"],
-)  # fmt: skip
+@pytest.mark.parametrize("requested", MISSPELLED_HTTPS_REDIRECTS)
 async def test_a_registered_https_uri_requested_in_another_spelling_gets_page400(
     http: httpx2.AsyncClient, requested: str
 ) -> None:

@@ -14,6 +14,12 @@ from notewell.services.oauth import Consent, Redirect
 VERIFIER = "d" * 43
 CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
 FORM = "application/x-www-form-urlencoded"
+# https://client.example.com/cb spelled otherwise: each one is another redirect URI, never a match (RFC 9700 §4.1.3).
+MISSPELLED_HTTPS_REDIRECTS = [
+    "https://Client.example.com/cb", "https://client.example.com/cb/", "https://client.example.com/CB",
+    "https://client.example.com/cb?x=1", "https://client.example.com/cb#f", "https://client.example.com:443/cb",
+    "https://client.example.com/a/../cb", "https://client.example.com/c%62",
+]  # fmt: skip
 
 
 def issue_tokens(services: Services, key: str, client_name: str = "tests") -> tuple[str, dict[str, Any]]:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from notewell.domain import oauth
 from notewell.domain.errors import InvalidArgumentError
+from tests.support.oauth import MISSPELLED_HTTPS_REDIRECTS
 
 ISSUER = "https://api.example.com"
 
@@ -69,12 +70,7 @@ REGISTERED = "https://client.example.com/cb"
 LOOPBACK = "http://127.0.0.1:3030/cb"
 
 
-@pytest.mark.parametrize(
-    "requested",
-    ["https://Client.example.com/cb", "https://client.example.com/cb/", "https://client.example.com/CB",
-     "https://client.example.com/cb?x=1", "https://client.example.com/cb#f", "https://client.example.com:443/cb",
-     "https://client.example.com/a/../cb", "https://client.example.com/c%62"],
-)  # fmt: skip
+@pytest.mark.parametrize("requested", MISSPELLED_HTTPS_REDIRECTS)
 def test_a_registered_https_uri_matches_only_byte_for_byte(requested: str) -> None:
     assert oauth.redirect_matches(REGISTERED, REGISTERED)
     assert not oauth.redirect_matches(REGISTERED, requested)
