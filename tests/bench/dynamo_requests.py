@@ -13,8 +13,8 @@ No DynamoDB index serves word search, so remember compares new content against t
 SearchService.related reads at most RELATED_SCAN_LIMIT notes from GSI1 (the project feed, newest first), in Query
 pages of at most 1 MB each (DynamoDB's page size limit, which moto enforces too). That scan is the only request
 count that may depend on N: ceil(bytes of the min(N, RELATED_SCAN_LIMIT) newest notes / 1 MB) pages. get_context
-reads fixed sources (one GSI2 Query per section type and status, the newest notes, conflicts) and ranks its query
-against at most context.RELEVANT_SCAN recent notes; a feed page is one Query of at most limit + 1 items. Every
+reads fixed sources (one lean GSI4 Query per section, one for notes of no section, one for the notes needing
+attention, listed as conflicts) and ranks its query among those candidates; a feed page is one Query of at most limit + 1 items. Every
 other request is a key read or write whose count depends on the call, never on the project's size.
 
 Request counts only: moto's latency says nothing about DynamoDB's, so nothing here is timed.
@@ -255,8 +255,8 @@ def report_dynamo(d: dict[str, Any]) -> str:
             rows,
         ),
         "  (one row per call and project size; GSI1 = the project feed, read newest first by the candidate scan, and",
-        "   by the neighbour search of a decision; other Query = GSI2 (live notes by type and status) and GSI3",
-        "   (notes needing attention) reads)",
+        "   by the neighbour search of a decision; other Query = GSI2 (live notes by type and status), GSI3",
+        "   (notes needing attention, whole) and GSI4 (get_context's lean partitions) reads)",
     ]
     # Growth: every operation but Query must cost the same at every N; Query = GSI1 pages + other-index queries.
     changed: list[str] = []

@@ -11,10 +11,10 @@ from notewell.adapters.dynamodb import DynamoDBStore
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
-from notewell.domain.model import NoteType, Plan, Principal
+from notewell.domain.model import NoteStatus, NoteType, Plan, Principal
 from notewell.entrypoints.cli import main
 from notewell.services.memory import RememberRequest
-from tests.support.dynamo import count_operations, dynamodb_store
+from tests.support.dynamo import count_index_reads, count_operations, dynamodb_store
 
 TYPES = [NoteType.DECISION, NoteType.CONSTRAINT, NoteType.FACT, NoteType.TASK, NoteType.FAILED_APPROACH]
 
@@ -69,7 +69,7 @@ def strip_context_index(store: DynamoDBStore, workspace_id: str, project_id: str
         )  # fmt: skip
     client.update_item(
         TableName=table, Key={"pk": {"S": f"WS#{workspace_id}"}, "sk": {"S": f"PROJ#{project_id}"}},
-        UpdateExpression="REMOVE contextIndexed",
+        UpdateExpression="REMOVE contextIndex",
     )  # fmt: skip
 
 
@@ -98,6 +98,54 @@ def test_a_project_from_before_the_lean_index_reads_the_old_way_until_reindex_up
         upgraded = services.context.get_context(me, "api", query="subsystem 3 detail")
         assert upgraded.packed.text == before
         assert sum(calls.values()) <= 10
+
+
+def test_a_project_whose_lean_index_kept_disputed_notes_in_its_sections_lists_them_until_reindex_moves_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Layout 1 (before notes needing attention had their own partition): the conflicts come from GSI3, whole notes,
+    until `reindex --stack` moves them; then get_context reads them lean and no longer touches GSI3."""
+    with dynamodb_store() as store:
+        services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=FixedClock())
+        workspace = services.auth.create_workspace("acme")
+        me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+        assert me is not None
+        seed(services, me, 20)
+        for n in range(3):
+            services.notes.create(
+                me, "api", title=f"Disputed {n}", body=f"Which queue serves region {n}? " * 30,
+                type=NoteType.DECISION, status=NoteStatus.DISPUTED,
+            )  # fmt: skip
+        project = store.get_project(me.workspace_id, "api")
+        assert project is not None
+        before = services.context.get_context(me, "api", query="subsystem 3 detail").packed
+        assert len(before.conflicts) == 3
+        client, table = store.client, store.table_name
+        for item in client.query(
+            TableName=table, IndexName="GSI4", KeyConditionExpression="gsi4pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"WS#{me.workspace_id}#P#{project.id}#S#attention"}},
+        )["Items"]:  # fmt: skip
+            client.update_item(
+                TableName=table, Key={"pk": item["pk"], "sk": item["sk"]}, UpdateExpression="SET gsi4pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": f"WS#{me.workspace_id}#P#{project.id}#S#decisions"}},
+            )  # fmt: skip
+        client.update_item(
+            TableName=table, Key={"pk": {"S": f"WS#{me.workspace_id}"}, "sk": {"S": f"PROJ#{project.id}"}},
+            UpdateExpression="SET contextIndexed = :on REMOVE contextIndex",
+            ExpressionAttributeValues={":on": {"BOOL": True}},
+        )  # fmt: skip
+
+        reads = count_index_reads(client)
+        layout_one = services.context.get_context(me, "api", query="subsystem 3 detail").packed
+        assert layout_one.text == before.text
+        assert reads["GSI3"] == 1
+        monkeypatch.setenv("AWS_REGION", client.meta.region_name)
+        assert main(["reindex", "--stack", "--table", table]) == 0
+        assert "1 projects moved onto the lean context index" in capsys.readouterr().out
+        reads.clear()
+        upgraded = services.context.get_context(me, "api", query="subsystem 3 detail").packed
+        assert upgraded.text == before.text
+        assert reads["GSI3"] == 0 and reads["GSI4"] == 7  # five sections, the rest, those needing attention
 
 
 def test_the_lean_index_projects_exactly_what_a_lean_note_is_read_from() -> None:

@@ -213,3 +213,14 @@ def count_operations(client: Any) -> collections.Counter[str]:
 
     client.meta.events.register("before-call.dynamodb", count)
     return calls
+
+
+def count_index_reads(client: Any) -> collections.Counter[str]:
+    """The live count of this client's Query calls by the index they read (`table` for the table itself)."""
+    reads: collections.Counter[str] = collections.Counter()
+
+    def count(params: dict[str, Any], **kwargs: Any) -> None:
+        reads[params.get("IndexName", "table")] += 1
+
+    client.meta.events.register("provide-client-params.dynamodb.Query", count)
+    return reads

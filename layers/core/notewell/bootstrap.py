@@ -83,7 +83,7 @@ def bootstrap(
         search=search_service,
         auth=auth,
         memory=memory,
-        context=ContextService(deps, search_service, memory),
+        context=ContextService(deps, search_service),
         changes=ChangesService(
             deps,
             cursor_key=_cursor_key(settings, store),

@@ -248,10 +248,13 @@ class NoteStore(Protocol):
         """
         ...
 
-    def context_notes(self, workspace_id: str, project_id: str, *, per_section: int, recent: int) -> ContextNotes:
-        """For each typed section (packing.SECTION_TYPES, in `packing.section_statuses`), up to `per_section` of its
-        newest notes, and up to `recent` of the project's newest live notes: one indexed read per section and one
-        for recent notes. Notes may come lean (only the start of the body, rules.lean_text)."""
+    def context_notes(
+        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int
+    ) -> ContextNotes:
+        """Up to `attention` of the newest notes needing attention, and (packing.with_attention) for each typed
+        section up to `per_section` of its newest candidates, and up to `recent` of the project's newest live notes:
+        one indexed read per section, one for the rest, one for attention. Notes may come lean (only the start of
+        the body, rules.lean_text)."""
         ...
 
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:
@@ -264,11 +267,13 @@ class NoteStore(Protocol):
 class ContextNotes:
     """get_context's default candidates, read lean (ports: bodies may be only their start, `Note.full_size` set).
 
-    `sections`: per typed section, its newest live notes (at most the limit asked). `recent`: the project's newest
-    live notes of any type."""
+    `attention`: the newest notes needing attention (packing.needs_attention), whole enough to list as conflicts
+    (`superseded_by` set). `sections` and `recent`: as packing.with_attention joins them, per typed section its
+    newest settled live notes and for recent the project's, with `attention` where each belongs."""
 
     sections: Mapping[Section, list[Note]]
     recent: list[Note]
+    attention: list[Note]
 
 
 @runtime_checkable
@@ -425,7 +430,9 @@ class ContextIndexUpgrade(Protocol):
         read is skipped (its newer write has them). Returns how many were rewritten."""
         ...
 
-    def mark_context_indexed(self, workspace_id: str, project_id: str) -> None: ...
+    def mark_context_indexed(self, workspace_id: str, project_id: str, layout: int) -> None:
+        """Record that every note of the project is in the context index's `layout` (model.CONTEXT_INDEX_LAYOUT)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,13 +31,16 @@ Four indexes on note items, each sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
     GSI2  live notes of one type and status            gsi2pk = WS#{ws}#P#{projectId}#T#{type}#S#{status}
     GSI3  live notes needing attention: disputed, or   gsi3pk = WS#{ws}#P#{projectId}#ATTN
           superseded_by set but status not superseded
-    GSI4  live notes, lean, by the get_context section gsi4pk = WS#{ws}#P#{projectId}#S#{section|other}
-          they are candidates of (packing.context_section; `other` for the rest)
+    GSI4  notes get_context weighs, lean: live ones    gsi4pk = WS#{ws}#P#{projectId}#S#{section|other|attention}
+          by the section they are candidates of (packing.context_section; `other` for the rest), and those needing
+          attention apart (the same as GSI3's: get_context lists the newest of them as conflicts)
 
 GSI1-3 project every attribute; GSI4 only what get_context shows (LEAN_ATTRIBUTES: the start of the body as
 `excerpt`, not the body), so get_context reads under a kilobyte a candidate whatever the bodies weigh, one Query per
-partition. A project made before GSI4 existed holds notes without its keys: its item lacks `contextIndexed` and
-get_context reads it through GSI2 until `notewell reindex --stack` rewrites its notes.
+partition. A project made before GSI4 existed holds notes without its keys: its item has no `contextIndex` and
+get_context reads it through GSI2 until `notewell reindex --stack` rewrites its notes. One made before the attention
+partition (`contextIndexed`, layout 1) has old disputed notes among its sections: get_context reads its conflicts
+from GSI3 until the same command moves them.
 
 GSI2, GSI3 and GSI4 are sparse: `note_to_item` alone derives their keys from the note, and every note write Puts the
 whole item, so a key the note no longer earns (deleted, fixed, moved to another type) leaves with it.
@@ -143,7 +146,8 @@ GSI1 = "GSI1"  # a project's notes (the feed)
 GSI2 = "GSI2"  # a project's live notes of one type and status
 GSI3 = "GSI3"  # a project's live notes that need attention
 GSI4 = "GSI4"  # a project's live notes by context section, lean
-OTHER_PARTITION = "other"  # GSI4's partition of live notes in no section
+OTHER_PARTITION = "other"  # GSI4's partition of settled live notes in no section
+ATTENTION_PARTITION = "attention"  # GSI4's partition of notes needing attention (packing.needs_attention)
 # What GSI4 projects besides the keys (template.yaml lists the same): enough for item_to_lean_note.
 # Not the workspace, project or creation time: the partition names the first two, context never shows the third.
 LEAN_ATTRIBUTES = (
@@ -315,14 +319,6 @@ def attention_pk(workspace_id: str, project_id: str) -> str:
     return f"{feed_pk(workspace_id, project_id)}#ATTN"
 
 
-def needs_attention(note: Note) -> bool:
-    """Live and disputed, or superseded by another note without being marked superseded (a supersession left
-    unfinished)."""
-    if note.is_deleted:
-        return False
-    return note.status == NoteStatus.DISPUTED or (bool(note.superseded_by) and note.status != NoteStatus.SUPERSEDED)
-
-
 def usage_sk(period: str) -> str:
     return f"{USAGE_PREFIX}{_part(period)}"
 
@@ -480,10 +476,13 @@ def note_to_item(note: Note) -> Item:
     if not note.is_deleted:
         item["gsi2pk"] = _s(type_status_pk(note.workspace_id, note.project_id, note.type, note.status))
         item["gsi2sk"] = _s(feed_sk(note))
-    if needs_attention(note):
+    if packing.needs_attention(note):
         item["gsi3pk"] = _s(attention_pk(note.workspace_id, note.project_id))
         item["gsi3sk"] = _s(feed_sk(note))
-    if packing.in_live_feed(note):
+    if packing.needs_attention(note):  # apart: get_context lists the newest of them as conflicts
+        item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, ATTENTION_PARTITION))
+        item["gsi4sk"] = _s(feed_sk(note))
+    elif packing.in_live_feed(note):
         section = packing.context_section(note)
         partition = section.value if section is not None else OTHER_PARTITION
         item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, partition))
@@ -604,8 +603,8 @@ def project_to_item(project: Project) -> Item:
     }
     if project.default_max_tokens is not None:
         item["defaultMaxTokens"] = _n(project.default_max_tokens)
-    if project.context_indexed:
-        item["contextIndexed"] = _flag(True)
+    if project.context_index:
+        item["contextIndex"] = _n(project.context_index)
     return item
 
 
@@ -627,7 +626,8 @@ def item_to_project(item: Mapping[str, AttributeValueTypeDef]) -> Project:
         summary=_get_opt_str(item, "summary") or "",
         instructions=_get_opt_str(item, "instructions") or "",
         default_max_tokens=_get_opt_int(item, "defaultMaxTokens"),
-        context_indexed=_get_flag(item, "contextIndexed"),
+        # `contextIndexed` (a flag): written by the version whose lean index had no attention partition (layout 1).
+        context_index=_get_opt_int(item, "contextIndex") or (1 if _get_flag(item, "contextIndexed") else 0),
     )
 
 
@@ -1109,14 +1109,14 @@ class DynamoDBStore:
             rewritten += 1
         return rewritten
 
-    def mark_context_indexed(self, workspace_id: str, project_id: str) -> None:
+    def mark_context_indexed(self, workspace_id: str, project_id: str, layout: int) -> None:
         with self._vendor_errors(writing=True):
             self._client.update_item(
                 TableName=self._table,
                 Key=_key(workspace_pk(workspace_id), f"PROJ#{_part(project_id)}"),
-                UpdateExpression="SET contextIndexed = :on",
+                UpdateExpression="SET contextIndex = :layout REMOVE contextIndexed",
                 ConditionExpression="attribute_exists(pk)",
-                ExpressionAttributeValues={":on": _flag(True)},
+                ExpressionAttributeValues={":layout": _n(layout)},
             )
 
     def get_pointer(self, workspace_id: str, note_id: str, index: str) -> IndexPointer | None:
@@ -1626,14 +1626,30 @@ class DynamoDBStore:
                 high = middle - 1
         return low
 
-    def context_notes(self, workspace_id: str, project_id: str, *, per_section: int, recent: int) -> ContextNotes:
-        """One GSI4 Query per partition: `per_section` newest of each section, `recent` of the rest; recent notes
-        are the newest `recent` of them all. A section whose page ended inside those (it may hold more of the
-        newest) is read on from where it stopped: one more Query, only then."""
-        pages: dict[str, _LeanPage] = {}
+    def context_notes(
+        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int
+    ) -> ContextNotes:
+        """One GSI4 Query per partition: `attention` newest needing attention, `per_section` newest of each
+        section, then of the rest only what is newer than the `recent`-th newest read so far (the rest serves recent
+        notes only, so nothing older can count); recent notes are the newest `recent` of them all. A section whose
+        page ended inside those (it may hold more of the newest) is read on from where it stopped: one more Query,
+        only then.
+        Unfinished supersessions among those needing attention are read whole (one BatchGetItem, only then): the
+        lean index does not hold which notes supersede them."""
         scope = (workspace_id, project_id)
-        for partition, limit in [*((s.value, per_section) for s in packing.SECTION_TYPES), (OTHER_PARTITION, recent)]:
-            pages[partition] = self._lean_page(scope, partition, limit, None)
+        needing = self._lean_page(scope, ATTENTION_PARTITION, attention, None).notes if attention > 0 else []
+        unfinished = [n.id for n in needing if n.status is not NoteStatus.DISPUTED]
+        if unfinished:
+            whole = self.get_notes(workspace_id, unfinished)
+            needing = [whole.get(n.id, n) for n in needing]
+        pages: dict[str, _LeanPage] = {
+            ATTENTION_PARTITION: _LeanPage([n for n in needing if packing.in_live_feed(n)], None)
+        }
+        for section in packing.SECTION_TYPES:
+            pages[section.value] = self._lean_page(scope, section.value, per_section, None)
+        read = sorted((n for page in pages.values() for n in page.notes), key=_position, reverse=True)
+        after = {OTHER_PARTITION: "#".join(_position(read[recent - 1]))} if len(read) >= recent else {}
+        pages[OTHER_PARTITION] = self._lean_page(scope, OTHER_PARTITION, recent, None, after.get(OTHER_PARTITION))
         while True:
             newest = sorted((n for page in pages.values() for n in page.notes), key=_position, reverse=True)[:recent]
             cutoff = _position(newest[-1]) if len(newest) == recent else None
@@ -1644,17 +1660,27 @@ class DynamoDBStore:
             if not short:
                 break
             for name, page in short:
-                more = self._lean_page(scope, name, max(1, recent - len(page.notes)), page.last_key)
+                more = self._lean_page(scope, name, max(1, recent - len(page.notes)), page.last_key, after.get(name))
                 pages[name] = _LeanPage(page.notes + more.notes, more.last_key)
-        sections = {s: pages[s.value].notes[:per_section] for s in packing.SECTION_TYPES}
-        return ContextNotes(sections, newest)
+        settled = {s: pages[s.value].notes[:per_section] for s in packing.SECTION_TYPES}
+        sections, newest = packing.with_attention(
+            settled, newest, needing, per_section=per_section, recent_limit=recent
+        )
+        return ContextNotes(sections, newest, needing)
 
-    def _lean_page(self, scope: tuple[str, str], partition: str, limit: int, start: Item | None) -> _LeanPage:
+    def _lean_page(
+        self, scope: tuple[str, str], partition: str, limit: int, start: Item | None, after: str | None = None
+    ) -> _LeanPage:
+        """Up to `limit` notes of one GSI4 partition, newest first, from `start`; only those placed after `after`
+        (a `gsi4sk`) when given."""
+        values = {":pk": _s(section_pk(*scope, partition))}
+        if after is not None:
+            values[":after"] = _s(after)
         params: QueryInputTypeDef = {
             "TableName": self._table,
             "IndexName": GSI4,
-            "KeyConditionExpression": "gsi4pk = :pk",
-            "ExpressionAttributeValues": {":pk": _s(section_pk(*scope, partition))},
+            "KeyConditionExpression": "gsi4pk = :pk" if after is None else "gsi4pk = :pk AND gsi4sk > :after",
+            "ExpressionAttributeValues": values,
             "ScanIndexForward": False,
             "Limit": limit,
         }

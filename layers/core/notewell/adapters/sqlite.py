@@ -274,6 +274,11 @@ _SELECT_NOTES_BY_TYPE = f"""WITH pairs AS MATERIALIZED (
             AND m.status = pairs.status AND m.deleted_at IS NULL
         ORDER BY m.updated_at DESC, m.id DESC LIMIT :limit)
     ORDER BY n.updated_at DESC, n.id DESC LIMIT :limit"""
+# As _SELECT_NOTES_BY_TYPE, of notes needing no attention only (get_context's settled candidates).
+_SELECT_SETTLED_BY_TYPE = _SELECT_NOTES_BY_TYPE.replace(
+    "AND m.deleted_at IS NULL",
+    "AND m.deleted_at IS NULL AND NOT (m.superseded_by <> '[]' AND m.status <> 'superseded')",
+)
 _SELECT_CONFLICTED_NOTES = f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_needing_attention
     WHERE workspace_id = ? AND project_id = ? AND {_NEEDS_ATTENTION}
     ORDER BY updated_at DESC, id DESC LIMIT ?"""
@@ -1010,15 +1015,25 @@ class SqliteStore:
         rows = self.connection().execute(_SELECT_NOTES_BY_TYPE, params)
         return [_note_from_row(row) for row in rows]
 
-    def context_notes(self, workspace_id: str, project_id: str, *, per_section: int, recent: int) -> ContextNotes:
+    def context_notes(
+        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int
+    ) -> ContextNotes:
+        def settled(types: Sequence[NoteType], statuses: Sequence[NoteStatus], limit: int) -> list[Note]:
+            params = {
+                "workspace": workspace_id, "project": project_id, "limit": limit,
+                "types": _json(sorted({t.value for t in types})),
+                "statuses": _json(sorted({s.value for s in statuses if s is not NoteStatus.DISPUTED})),
+            }  # fmt: skip
+            return [_note_from_row(row) for row in self.connection().execute(_SELECT_SETTLED_BY_TYPE, params)]
+
         sections = {
-            section: self.notes_by_type(
-                workspace_id, project_id, types, packing.section_statuses(section), limit=per_section
-            )
+            section: settled(types, packing.section_statuses(section), per_section)
             for section, types in packing.SECTION_TYPES.items()
         }
-        newest = self.notes_by_type(workspace_id, project_id, list(NoteType), packing.LIVE_STATUSES, limit=recent)
-        return ContextNotes(sections, newest)
+        newest = settled(list(NoteType), packing.LIVE_STATUSES, recent)
+        needing = self.conflicted_notes(workspace_id, project_id, limit=attention)
+        joined, newest = packing.with_attention(sections, newest, needing, per_section=per_section, recent_limit=recent)
+        return ContextNotes(joined, newest, needing)
 
     def changes_after(
         self,

@@ -30,6 +30,10 @@ class NoteStatus(StrEnum):
     PENDING = "pending"
 
 
+# The layout of a store's lean context index that new projects start in (Project.context_index).
+CONTEXT_INDEX_LAYOUT = 2
+
+
 class Plan(StrEnum):
     FREE = "free"
     TEAM = "team"
@@ -55,9 +59,11 @@ class Project:
     summary: str = ""
     instructions: str = ""
     default_max_tokens: int | None = None
-    # Whether the store's lean context index holds every note of the project (DynamoDB: projects made before it
-    # existed hold notes without its keys until `notewell reindex --stack` upgrades them). Other stores: always.
-    context_indexed: bool = True
+    # Which layout of the store's lean context index holds every note of the project (DynamoDB: projects made
+    # before a layout existed hold notes without its keys until `notewell reindex --stack` upgrades them; other
+    # stores: always the current one). 0: none; 1: by section; 2 (CONTEXT_INDEX_LAYOUT): by section, with the notes
+    # needing attention apart.
+    context_index: int = CONTEXT_INDEX_LAYOUT
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from notewell.domain.rules import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from datetime import datetime
 
 
@@ -95,6 +95,40 @@ def context_section(note: Note) -> Section | None:
 def in_live_feed(note: Note) -> bool:
     """Whether the note is a default candidate of recent changes (and of relevance without a search index)."""
     return not note.is_deleted and note.status in LIVE_STATUSES
+
+
+def needs_attention(note: Note) -> bool:
+    """Live and disputed, or superseded by another note without being marked superseded (a supersession left
+    unfinished): what get_context lists as conflicts."""
+    if note.is_deleted:
+        return False
+    return note.status == NoteStatus.DISPUTED or (bool(note.superseded_by) and note.status != NoteStatus.SUPERSEDED)
+
+
+def _newest(notes: Iterable[Note], limit: int) -> list[Note]:
+    unique = {n.id: n for n in notes}.values()
+    return sorted(unique, key=lambda n: (n.updated_at, n.id), reverse=True)[:limit]
+
+
+def with_attention(
+    settled: Mapping[Section, Sequence[Note]],
+    recent: Sequence[Note],
+    attention: Sequence[Note],
+    *,
+    per_section: int,
+    recent_limit: int,
+) -> tuple[dict[Section, list[Note]], list[Note]]:
+    """get_context's default candidates: the newest settled notes of each section and of the project (those that
+    need no attention), joined by the notes needing attention it lists as conflicts (`attention`, the newest few),
+    each where it belongs. A note needing attention beyond those is weighed by neither: it waits its turn among the
+    conflicts, where it must be settled first. Both stores (and the old read path) apply this one rule."""
+    sections = {
+        section: _newest([*settled.get(section, ()), *(a for a in attention if context_section(a) is section)],
+                         per_section)
+        for section in SECTION_TYPES
+    }  # fmt: skip
+    newest = _newest([*recent, *(a for a in attention if in_live_feed(a))], recent_limit)
+    return sections, newest
 
 
 # ----- scoring -------------------------------------------------------------------------------------------------

@@ -7,12 +7,15 @@ from typing import TYPE_CHECKING
 
 from notewell.domain import admission, packing, ranking, rules
 from notewell.domain.errors import InvalidArgumentError
+from notewell.domain.model import CONTEXT_INDEX_LAYOUT
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, PackedContext, Section
 from notewell.services.access import Deps, visible_project
+from notewell.services.memory import CONFLICTS_SHOWN, conflicts_of
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from notewell.domain.model import Note, Principal, Project
-    from notewell.services.memory import MemoryService
     from notewell.services.search import SearchService
 
 # How many candidates each source may load: fixed, so the store work never grows with the project.
@@ -38,10 +41,9 @@ class ContextResult:
 
 
 class ContextService:
-    def __init__(self, deps: Deps, search: SearchService, memory: MemoryService) -> None:
+    def __init__(self, deps: Deps, search: SearchService) -> None:
         self._deps = deps
         self._search = search
-        self._memory = memory
 
     def get_context(
         self,
@@ -75,7 +77,8 @@ class ContextService:
 
         ws, now = principal.workspace_id, self._deps.clock.now()
         statuses = WITH_HISTORY if include_historical else LIVE
-        typed, recent = self._candidates(ws, target, include_historical)
+        typed, recent, needing = self._candidates(principal, target, include_historical)
+        conflicts = [ConflictEntry(c.note, c.kind.value, c.message) for c in conflicts_of(needing)]
         # Every candidate is judged by the same lean view (title, the start of the body), however the store read it.
         by_section: dict[Section, list[Note]] = {}
         beyond: list[Section] = []
@@ -104,9 +107,6 @@ class ContextService:
                 relevant.append(hit.note)
                 found[hit.note.id] = hit.score
 
-        conflicts = [
-            ConflictEntry(c.note, c.kind.value, c.message) for c in self._memory.conflicts_in(principal, target)
-        ]
         loaded = [n for notes in by_section.values() for n in notes] + recent + relevant
         inbound = packing.inbound_links(loaded)
         relevance = self._relevance(loaded, text)
@@ -160,14 +160,21 @@ class ContextService:
         return ContextResult(target.slug, True, packed, notice)
 
     def _candidates(
-        self, ws: str, target: Project, include_historical: bool
-    ) -> tuple[dict[Section, list[Note]], list[Note]]:
-        """Each typed section's newest notes (one more than PER_SECTION) and the newest live notes: one lean read per
-        section where the store keeps them (ports.ContextNotes), else one read per type and status."""
-        store = self._deps.store
-        if target.context_indexed and not include_historical:
-            read = store.context_notes(ws, target.id, per_section=PER_SECTION + 1, recent=RECENT)
-            return dict(read.sections), read.recent
+        self, principal: Principal, target: Project, include_historical: bool
+    ) -> tuple[dict[Section, list[Note]], list[Note], list[Note]]:
+        """Each typed section's newest notes (one more than PER_SECTION), the newest live notes and the newest
+        needing attention, joined as packing.with_attention says: one lean read per section where the store keeps
+        them (ports.ContextNotes), else one read per type and status."""
+        store, ws = self._deps.store, principal.workspace_id
+        if target.context_index >= 1 and not include_historical:
+            read = store.context_notes(
+                ws, target.id, per_section=PER_SECTION + 1, recent=RECENT, attention=CONFLICTS_SHOWN
+            )
+            if target.context_index >= CONTEXT_INDEX_LAYOUT:
+                return dict(read.sections), read.recent, read.attention
+            # Layout 1: old notes needing attention are still among the sections; GSI3 lists them.
+            needing = store.conflicted_notes(ws, target.id, limit=CONFLICTS_SHOWN)
+            return *_settled(read.sections, read.recent, needing), needing
         typed = {
             section: store.notes_by_type(
                 ws, target.id, list(types),
@@ -180,7 +187,8 @@ class ContextService:
         recent = [
             n for n in store.project_notes(ws, target.id, limit=RECENT) if not n.is_deleted and n.status in statuses
         ]
-        return typed, recent
+        needing = store.conflicted_notes(ws, target.id, limit=CONFLICTS_SHOWN)
+        return *_settled(typed, recent, needing), needing
 
     def _whole(
         self, ws: str, sections: list[tuple[Section, list[Candidate]]], known: dict[str, Note]
@@ -210,3 +218,16 @@ class ContextService:
         hits = ranking.bm25(unique, admission.candidate_query(query) or query, len(unique))
         best = hits[0].score if hits else 0.0
         return {h.note.id: h.score / best for h in hits} if best > 0 else {}
+
+
+def _settled(
+    sections: Mapping[Section, list[Note]], recent: list[Note], needing: list[Note]
+) -> tuple[dict[Section, list[Note]], list[Note]]:
+    """Candidates read with the notes needing attention among them, joined as packing.with_attention says."""
+    return packing.with_attention(
+        {s: [n for n in notes if not packing.needs_attention(n)] for s, notes in sections.items()},
+        [n for n in recent if not packing.needs_attention(n)],
+        needing,
+        per_section=PER_SECTION + 1,
+        recent_limit=RECENT,
+    )

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from notewell.domain.hybrid import embedding_text
+from notewell.domain.model import CONTEXT_INDEX_LAYOUT
 from notewell.ports import REMOVED_VERSION, EmbeddingUnavailableError, IndexPointer, SearchUnavailableError
 
 if TYPE_CHECKING:
@@ -234,7 +235,7 @@ def upgrade_context_index(
     projects = rewritten = 0
     for workspace in store.list_workspaces():
         for project in store.list_projects(workspace.id):
-            if project.context_indexed:
+            if project.context_index >= CONTEXT_INDEX_LAYOUT:
                 continue
             position = None
             while True:
@@ -247,6 +248,6 @@ def upgrade_context_index(
                 if scan.position is None or not scan.more:
                     break
                 position = scan.position
-            upgrade.mark_context_indexed(workspace.id, project.id)
+            upgrade.mark_context_indexed(workspace.id, project.id, CONTEXT_INDEX_LAYOUT)
             projects += 1
     return UpgradeReport(projects, rewritten)

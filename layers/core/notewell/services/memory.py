@@ -499,21 +499,24 @@ class MemoryService:
 
     def conflicts_in(self, principal: Principal, target: Project) -> list[Conflict]:
         """As `conflicts`, for a project the caller has already resolved (no second project lookup)."""
-        found: list[Conflict] = []
-        for note in self._deps.store.conflicted_notes(principal.workspace_id, target.id, limit=CONFLICTS_SHOWN):
-            if note.status is NoteStatus.DISPUTED:
-                found.append(
-                    Conflict(
-                        ConflictKind.DISPUTED, note, (), f"{note.id} is disputed: settle it and update its status."
-                    )
+        return conflicts_of(self._deps.store.conflicted_notes(principal.workspace_id, target.id, limit=CONFLICTS_SHOWN))
+
+
+def conflicts_of(notes: Sequence[Note]) -> list[Conflict]:
+    """What to do about each note needing attention (packing.needs_attention), in the order given."""
+    found: list[Conflict] = []
+    for note in notes:
+        if note.status is NoteStatus.DISPUTED:
+            found.append(
+                Conflict(ConflictKind.DISPUTED, note, (), f"{note.id} is disputed: settle it and update its status.")
+            )
+        elif note.superseded_by:
+            newer = ", ".join(note.superseded_by)
+            found.append(
+                Conflict(
+                    ConflictKind.UNFINISHED_SUPERSESSION, note, note.superseded_by,
+                    f"{note.id} is still {note.status.value} but {newer} supersedes it: finish with "
+                    f"update_note(id='{note.superseded_by[-1]}', supersedes=['{note.id}']), or mark it disputed.",
                 )
-            elif note.superseded_by:
-                newer = ", ".join(note.superseded_by)
-                found.append(
-                    Conflict(
-                        ConflictKind.UNFINISHED_SUPERSESSION, note, note.superseded_by,
-                        f"{note.id} is still {note.status.value} but {newer} supersedes it: finish with "
-                        f"update_note(id='{note.superseded_by[-1]}', supersedes=['{note.id}']), or mark it disputed.",
-                    )
-                )  # fmt: skip
-        return found
+            )  # fmt: skip
+    return found
