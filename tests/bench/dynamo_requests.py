@@ -14,8 +14,9 @@ SearchService.related reads at most RELATED_SCAN_LIMIT notes from GSI1 (the proj
 pages of at most 1 MB each (DynamoDB's page size limit, which moto enforces too). That scan is the only request
 count that may depend on N: ceil(bytes of the min(N, RELATED_SCAN_LIMIT) newest notes / 1 MB) pages. get_context
 reads fixed sources (one lean GSI4 Query per section, one for notes of no section, one for the notes needing
-attention, listed as conflicts) and ranks its query among those candidates; a feed page is one Query of at most limit + 1 items. Every
-other request is a key read or write whose count depends on the call, never on the project's size.
+attention, listed as conflicts) and ranks its query among those candidates; a feed page is one Query of at most
+limit + 1 items. Every other request is a key read or write whose count depends on the call, never on the
+project's size.
 
 Request counts only: moto's latency says nothing about DynamoDB's, so nothing here is timed.
 """

@@ -160,6 +160,39 @@ def test_logs_are_structured_and_never_carry_keys_or_bodies(lambda_env: str) -> 
     assert "no console edits" not in text  # the note body
 
 
+def test_each_tool_call_emits_its_metrics_in_embedded_metric_format(
+    lambda_env: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As template.yaml configures the function (NOTEWELL_METRICS=emf): one EMF line per tool call on stdout, which
+    CloudWatch turns into the Calls, Errors, Faults and Duration metrics by tool; an error answer counts as an
+    error, and nothing names the workspace or carries the key."""
+    monkeypatch.setenv("NOTEWELL_METRICS", "emf")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "NotewellTest")
+    mcp_function._runtime.cache_clear()
+    capsys.readouterr()
+    assert invoke("mcp_legacy_create_note", lambda_env, 1)["statusCode"] == 200
+    event = load_event("mcp_modern_search_notes", lambda_env)
+    request = json.loads(event["body"]) if not event.get("isBase64Encoded") else None
+    assert request is not None
+    request["params"].update(name="get_note", arguments={"id": "n_00000000000000000000000000"})
+    event["headers"]["mcp-name"] = "get_note"
+    event["body"] = json.dumps(request)
+    answer = body_of(mcp_function.handler(event, FakeContext("req-missing-note")))
+    assert answer["result"]["isError"] is True  # not found: an error answer, not a failure
+    out = capsys.readouterr().out
+    metrics = [json.loads(line) for line in out.splitlines() if line.startswith('{"_aws"')]
+    assert [(m["tool"], m["Calls"], m["Errors"], m["Faults"]) for m in metrics] == [
+        ("create_note", [1.0], [0.0], [0.0]),
+        ("get_note", [1.0], [1.0], [0.0]),
+    ]
+    for m in metrics:
+        (directive,) = m["_aws"]["CloudWatchMetrics"]
+        assert directive["Namespace"] == "NotewellTest" and sorted(directive["Dimensions"][0]) == ["service", "tool"]
+        assert {x["Name"] for x in directive["Metrics"]} == {"Calls", "Errors", "Faults", "Duration"}
+        assert m["Duration"][0] >= 0
+    assert lambda_env not in out and "ws_" not in json.dumps(metrics)
+
+
 # ----- faults at the DynamoDB client -------------------------------------------------------------------------
 
 

@@ -160,3 +160,87 @@ def test_template_routes_each_oauth_path_to_the_function_that_serves_it() -> Non
                 assert operation["x-amazon-apigateway-integration"]["uri"].endswith(f"-oauth-{function}/invocations")
                 assert (path, method) in routed, (function, path, method)
         assert ("Policies" in properties) == (function != "metadata")  # the documents need no table
+
+
+def template_resources() -> dict[str, Any]:
+    from pathlib import Path
+
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]  # yaml ships no types
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    template = yaml.load((Path(__file__).resolve().parents[2] / "template.yaml").read_text(), Loader=Loader)
+    resources: dict[str, Any] = template["Resources"]
+    return resources
+
+
+def granted_table_actions(function: dict[str, Any]) -> set[str]:
+    """The dynamodb: actions a function's policies allow, by name (SAM's policy templates are not used)."""
+    actions: set[str] = set()
+    for policy in function["Properties"].get("Policies", []):
+        if policy is None:  # an !If (the search statements): no table actions in it
+            continue
+        assert not (set(policy) & {"DynamoDBCrudPolicy", "DynamoDBReadPolicy", "DynamoDBWritePolicy"}), policy
+        for statement in policy.get("Statement", []):
+            listed = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            actions |= {a.removeprefix("dynamodb:") for a in listed if a.startswith("dynamodb:")}
+    return actions
+
+
+# A transaction is authorised by the action of each item it holds.
+TRANSACTION_ITEM_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+                            "ConditionCheck": "ConditionCheckItem"}  # fmt: skip
+
+
+async def test_each_function_is_granted_exactly_the_table_requests_a_sign_in_and_a_session_make(
+    stack: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole OAuth walk and MCP session, each request in the function template.yaml routes it to: every
+    DynamoDB request a function makes is granted to it, and none is granted a Scan or DescribeTable."""
+    import contextvars
+
+    import botocore.client
+
+    current: contextvars.ContextVar[str] = contextvars.ContextVar("function", default="")
+    made: dict[str, set[str]] = {}
+    original = botocore.client.BaseClient._make_api_call
+
+    def recording(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        if client.meta.service_model.service_name == "dynamodb" and current.get():
+            actions = made.setdefault(current.get(), set())
+            if operation == "TransactWriteItems":
+                actions |= {TRANSACTION_ITEM_ACTIONS[k] for item in params["TransactItems"] for k in item}
+            else:
+                actions.add(operation)
+        return original(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", recording)
+    resources = template_resources()
+    by_path = {path: name for name, r in resources.items() if r.get("Type") == "AWS::Serverless::Function"
+               for e in r["Properties"].get("Events", {}).values() if e["Type"] == "HttpApi"
+               for path in [e["Properties"]["Path"]]}  # fmt: skip
+
+    def run_as(name: str, handler: Handler, event: dict[str, Any]) -> dict[str, Any]:
+        current.set(name)
+        return in_own_loop(handler, event)
+
+    async def recorded(request: httpx2.Request) -> httpx2.Response:
+        handler = ROUTES.get(request.url.path)
+        if handler is None:
+            return httpx2.Response(404, json={"message": "Not Found"})
+        answer = await anyio.to_thread.run_sync(run_as, by_path[request.url.path], handler, api_gateway_event(request))
+        raw = answer.get("body") or ""
+        body = base64.b64decode(raw) if answer.get("isBase64Encoded") else raw.encode()
+        headers = list(answer.get("headers", {}).items()) + [("set-cookie", c) for c in answer.get("cookies", [])]
+        return httpx2.Response(answer["statusCode"], headers=headers, content=body)
+
+    await sign_in_and_work(ISSUER, stack, httpx2.MockTransport(recorded))
+    assert {"McpFunction", "OAuthRegisterFunction", "OAuthAuthorizeFunction", "OAuthTokenFunction"} <= set(made)
+    for name, actions in made.items():
+        granted = granted_table_actions(resources[name])
+        assert actions <= granted, (name, actions - granted)
+    for name, resource in resources.items():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            assert not granted_table_actions(resource) & {"Scan", "DescribeTable", "*"}, name

@@ -26,7 +26,16 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from notewell.adapters.opensearch import SignedHttp
-    from notewell.ports import ClientDocuments, Clock, Embedder, IdSource, SearchIndex, Store, VectorSearch
+    from notewell.ports import (
+        CallMetrics,
+        ClientDocuments,
+        Clock,
+        Embedder,
+        IdSource,
+        SearchIndex,
+        Store,
+        VectorSearch,
+    )
     from notewell.services.indexing import NoteIndexer, StackReindexReport, UpgradeReport
 
 
@@ -47,6 +56,7 @@ class Services:
     portability: PortabilityService
     oauth: OAuthService | None = None  # None: no issuer configured, /mcp takes API keys only
     grants: Grants | None = None  # None: a store without OAuth state
+    metrics: CallMetrics | None = None  # None: no operational metrics (local runs)
 
 
 def bootstrap(
@@ -98,7 +108,16 @@ def bootstrap(
         if settings.issuer is not None and isinstance(store, AuthRecords)
         else None,
         grants=Grants(deps, store) if isinstance(store, AuthRecords) else None,
+        metrics=_metrics_for(settings),
     )
+
+
+def _metrics_for(settings: Settings) -> CallMetrics | None:
+    if settings.metrics == "none":
+        return None
+    from notewell.adapters.emf_metrics import EmfCallMetrics  # Powertools metrics: only where they are emitted
+
+    return EmfCallMetrics(settings.metrics_namespace)
 
 
 def _client_documents() -> ClientDocuments:

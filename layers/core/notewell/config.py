@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 Backend = Literal["sqlite", "dynamodb"]
+MetricsChoice = Literal["emf", "none"]
 EmbedderChoice = Literal["local", "hash", "bedrock", "none"]
 
 
@@ -45,6 +46,9 @@ class Settings:
     search_endpoint: str | None = None
     embed_model: str = "amazon.titan-embed-text-v2:0"  # with embedder "bedrock"
     embed_dimensions: int = 1024
+    # emf: one CloudWatch embedded-metric line per tool call on stdout (Lambda); none: no metrics (local runs).
+    metrics: MetricsChoice = "none"
+    metrics_namespace: str = "Notewell"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -71,7 +75,18 @@ class Settings:
             search_endpoint=_endpoint(environ.get("NOTEWELL_SEARCH_ENDPOINT")),
             embed_model=environ.get("NOTEWELL_EMBED_MODEL", "").strip() or "amazon.titan-embed-text-v2:0",
             embed_dimensions=_dimensions(environ.get("NOTEWELL_EMBED_DIMENSIONS")),
+            metrics=_metrics(environ.get("NOTEWELL_METRICS")),
+            metrics_namespace=environ.get("POWERTOOLS_METRICS_NAMESPACE", "").strip() or "Notewell",
         )
+
+
+def _metrics(value: str | None) -> MetricsChoice:
+    choice = (value or "none").strip().lower()
+    if choice == "emf":
+        return "emf"
+    if choice == "none":
+        return "none"
+    raise ConfigError(f"NOTEWELL_METRICS is {value!r}; set it to 'emf' (CloudWatch metrics in the logs) or 'none'.")
 
 
 def _endpoint(value: str | None) -> str | None:

@@ -81,6 +81,15 @@ class Embedder(Protocol):
         ...
 
 
+class CallMetrics(Protocol):
+    """Operational metrics of each tool call (calls, error answers, internal faults, duration), for dashboards and
+    alarms; the meter (services/metering.py) is what bills."""
+
+    def record_call(self, tool: str, outcome: str, duration_ms: float) -> None:
+        """One call of `tool` that ended with `outcome` ("ok", an error code, or "internal")."""
+        ...
+
+
 class Clock(Protocol):
     def now(self) -> datetime:
         """Current time, timezone-aware UTC."""

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from notewell.bootstrap import Services
+    from notewell.ports import CallMetrics
 
 logger = logging.getLogger("notewell.tools")
 
@@ -135,9 +136,11 @@ def error_result(status: int, code: str, message: str, **details: object) -> Cal
     )
 
 
-def tool_result(fn: Callable[P, BaseModel], meter: Meter | None = None) -> Callable[P, CallToolResult]:
-    """Wire model → compact text + structuredContent; NotewellError → isError result; quota check, metering and
-    one log line per call."""
+def tool_result(
+    fn: Callable[P, BaseModel], meter: Meter | None = None, metrics: CallMetrics | None = None
+) -> Callable[P, CallToolResult]:
+    """Wire model → compact text + structuredContent; NotewellError → isError result; quota check, metering, one
+    log line and the call's metrics per call."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> CallToolResult:
@@ -179,6 +182,9 @@ def tool_result(fn: Callable[P, BaseModel], meter: Meter | None = None) -> Calla
             if meter is not None and principal is not None and outcome != "quota_exceeded":
                 text = result.content[0].text if result is not None and result.content else ""  # type: ignore[union-attr]
                 meter.record_call(principal.workspace_id, fn.__name__, estimate_tokens(text), principal.project_id)
+            duration_ms = (time.perf_counter() - started) * 1000
+            if metrics is not None:
+                metrics.record_call(fn.__name__, outcome, duration_ms)
             logger.info(
                 "tool call",
                 extra={
@@ -186,7 +192,7 @@ def tool_result(fn: Callable[P, BaseModel], meter: Meter | None = None) -> Calla
                     "workspace": principal.workspace_id if principal else None,
                     "actor": principal.actor if principal else None,
                     "outcome": outcome,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "duration_ms": round(duration_ms, 2),
                     "request_id": CURRENT_REQUEST_ID.get(),
                 },
             )
@@ -237,7 +243,7 @@ def build_server(services: Services) -> MCPServer:
             strict.register(name, fn)
             if not annotations.read_only_hint:
                 server.writing_tools = server.writing_tools | {name}
-            server.add_tool(tool_result(fn, services.meter), name=name, annotations=annotations)
+            server.add_tool(tool_result(fn, services.meter, services.metrics), name=name, annotations=annotations)
 
         return register
 

@@ -1,0 +1,162 @@
+"""template.yaml's operations: logs that expire, access logs without secrets, throttling, alarms that can notify,
+a dashboard that renders, and an explicit fate for every stateful resource. cfn-lint checks the rest."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+TEMPLATE = Path(__file__).resolve().parents[2] / "template.yaml"
+
+
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # yaml ships no types
+    pass
+
+
+def _tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    """A short-form intrinsic (!Ref X, !GetAtt A.B, !Sub ...) as its long form, so tests can follow references."""
+    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {name: value}
+
+
+_Loader.add_multi_constructor("!", _tag)
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.load(TEMPLATE.read_text(), Loader=_Loader)
+    return loaded
+
+
+def of_type(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {name: r for name, r in template["Resources"].items() if r["Type"] == kind}
+
+
+def test_cfn_lint_passes() -> None:
+    lint = Path(sys.executable).with_name("cfn-lint")
+    result = subprocess.run([str(lint), str(TEMPLATE)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_function_logs_to_a_group_of_the_stack_that_expires(template: dict[str, Any]) -> None:
+    groups = of_type(template, "AWS::Logs::LogGroup")
+    functions = of_type(template, "AWS::Serverless::Function")
+    assert functions
+    for name, function in functions.items():
+        group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        assert group in groups, name
+        assert groups[group].get("Condition") == function.get("Condition"), name  # exists exactly when it does
+    for name, group in groups.items():
+        assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}, name
+
+
+def test_the_access_log_records_requests_without_headers_or_bodies(template: dict[str, Any]) -> None:
+    api = template["Resources"]["HttpApi"]["Properties"]
+    access = api["AccessLogSettings"]
+    assert access["DestinationArn"] == {"Fn::GetAtt": "ApiAccessLogs.Arn"}
+    fields = json.loads(access["Format"])  # one JSON object per line
+    assert {"requestId", "status", "path", "latencyMs"} <= set(fields)
+    variables = " ".join(fields.values())
+    assert not re.search(r"header|authorization|requestBody|\$input", variables, re.IGNORECASE)
+    throttle = api["DefaultRouteSettings"]
+    assert throttle == {
+        "ThrottlingRateLimit": {"Ref": "ApiRateLimit"},
+        "ThrottlingBurstLimit": {"Ref": "ApiBurstLimit"},
+    }
+
+
+def test_alarms_cover_the_failures_an_operator_must_hear_of_and_notify_the_topic(template: dict[str, Any]) -> None:
+    alarms = of_type(template, "AWS::CloudWatch::Alarm")
+
+    def watched(alarm: dict[str, Any]) -> set[tuple[str, str]]:
+        props = alarm["Properties"]
+        if "MetricName" in props:
+            return {(props["Namespace"], props["MetricName"])}
+        return {
+            (m["MetricStat"]["Metric"]["Namespace"], m["MetricStat"]["Metric"]["MetricName"])
+            for m in props["Metrics"] if "MetricStat" in m
+        }  # fmt: skip
+
+    covered = set().union(*(watched(a) for a in alarms.values()))
+    assert {
+        ("AWS/Lambda", "Errors"), ("AWS/Lambda", "Throttles"), ("AWS/ApiGateway", "5xx"),
+        ("AWS/DynamoDB", "ReadThrottleEvents"), ("AWS/DynamoDB", "WriteThrottleEvents"),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible"),
+    } <= covered  # fmt: skip
+    for name, alarm in alarms.items():
+        actions = alarm["Properties"]["AlarmActions"]
+        assert actions == {"Fn::If": ["HasAlarmTopic", [{"Ref": "AlarmTopicArn"}], {"Ref": "AWS::NoValue"}]}, name
+    errors = [a for a in alarms.values() if ("AWS/Lambda", "Errors") in watched(a)]
+    functions = {
+        f"{name}"
+        for a in errors
+        for d in [a["Properties"].get("Dimensions", [])]
+        + [m["MetricStat"]["Metric"]["Dimensions"] for m in a["Properties"].get("Metrics", []) if "MetricStat" in m]
+        for x in d
+        for name in [x["Value"]["Ref"]]
+    }
+    http_functions = {
+        n for n, f in of_type(template, "AWS::Serverless::Function").items()
+        if any(e["Type"] == "HttpApi" for e in f["Properties"].get("Events", {}).values())
+    }  # fmt: skip
+    assert http_functions <= functions  # every function behind the API has its errors watched
+
+
+def test_the_dashboard_is_valid_json_and_shows_every_alarm(template: dict[str, Any]) -> None:
+    body, variables = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    rendered = re.sub(r"\$\{([A-Za-z0-9:.]+)\}", lambda m: f"X{m.group(1)}", body)
+    rendered = rendered.replace("X" + "Alarms", '"arn:alarm"')  # the list of alarm ARNs the Join builds
+    dashboard = json.loads(rendered)
+    kinds = [w["type"] for w in dashboard["widgets"]]
+    assert kinds.count("metric") >= 5 and "alarm" in kinds
+    listed = {
+        item["Fn::Sub"].strip('"').removeprefix("${").removesuffix(".Arn}")
+        for item in variables["Alarms"]["Fn::Join"][1]
+        if "Fn::Sub" in item
+    } | {
+        item["Fn::If"][1]["Fn::Sub"].strip('"').removeprefix("${").removesuffix(".Arn}")
+        for item in variables["Alarms"]["Fn::Join"][1]
+        if "Fn::If" in item
+    }
+    assert listed == set(of_type(template, "AWS::CloudWatch::Alarm"))
+    expressions = " ".join(
+        item["expression"]
+        for w in dashboard["widgets"]
+        for row in w["properties"].get("metrics", [])
+        for item in row
+        if isinstance(item, dict) and "expression" in item
+    )
+    for metric in ("Calls", "Errors", "Duration"):  # what the MCP function emits per tool (adapters/emf_metrics.py)
+        assert f"{{Notewell,service,tool}} MetricName=\"{metric}\"" in expressions
+
+
+STATEFUL = ("AWS::DynamoDB::Table", "AWS::SecretsManager::Secret", "AWS::SQS::Queue",
+            "AWS::OpenSearchServerless::Collection", "AWS::Logs::LogGroup")  # fmt: skip
+
+
+def test_every_stateful_resource_says_what_happens_to_it_on_delete_and_replace(template: dict[str, Any]) -> None:
+    stateful = {n: r for n, r in template["Resources"].items() if r["Type"] in STATEFUL}
+    assert len(stateful) >= 10
+    for name, resource in stateful.items():
+        assert resource.get("DeletionPolicy") in ("Delete", "Retain", "Snapshot"), name
+        assert resource.get("UpdateReplacePolicy") == resource["DeletionPolicy"], name
+    assert template["Resources"]["NotesTable"]["DeletionPolicy"] == "Retain"  # the notes outlive the stack
+
+
+def test_functions_run_traced_and_emit_tool_metrics(template: dict[str, Any]) -> None:
+    function = template["Globals"]["Function"]
+    assert function["Tracing"] == "Active"
+    assert function["Environment"]["Variables"]["NOTEWELL_METRICS"] == "emf"
