@@ -29,7 +29,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
 async def test_first_serve_prints_a_working_key_and_the_connect_commands(served: tuple[str, str, str]) -> None:
     url, key, output = served
     assert f"claude mcp add --transport http notewell {url}" in output
-    config = json.loads(output[output.index("{", output.index("Other MCP clients")) :])
+    config, _ = json.JSONDecoder().raw_decode(output[output.index("{", output.index("Other MCP clients")) :])
     assert config["mcpServers"]["notewell"]["url"] == url
     assert config["mcpServers"]["notewell"]["headers"]["Authorization"] == f"Bearer {key}"
     import httpx2

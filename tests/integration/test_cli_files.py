@@ -265,8 +265,8 @@ FAILURES = [
     (data_dir_under_a_file, "Cannot create the data directory"),
     (corrupt_database, "is not a usable Notewell database (file is not a database); restore it from a backup"),
     (database_from_a_newer_notewell, "has schema version 999, newer than this Notewell"),
-    (no_aws_region, "No AWS region is set; set AWS_REGION to the region of the stack."),
-    (no_stack_secret, "NOTEWELL_CURSOR_SECRET is missing; set it to the SecretString of the stack's CursorSecret"),
+    (no_aws_region, "No AWS region: pass --region (the stack's region, e.g. --region eu-west-1) or set AWS_REGION."),
+    (no_stack_secret, "NOTEWELL_CURSOR_SECRET is missing; pass --stack <stack name> to read it from the stack"),
     (no_aws_credentials, "No AWS credentials found; set AWS_PROFILE"),
     (unknown_aws_profile, "The config profile (nope) could not be found; set AWS_PROFILE to a profile"),
 ]

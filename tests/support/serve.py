@@ -47,7 +47,7 @@ def serve(data_dir: Path, *args: str, env: dict[str, str] | None = None) -> Iter
         assert process.stdout is not None
         for line in process.stdout:
             printed.append(line)
-            if line.startswith("}") or line.startswith("More keys:"):  # the connection help ends: it is up
+            if line.startswith("More keys:"):  # the banner's last line: it is up
                 ready.set()
 
     reader = threading.Thread(target=read, daemon=True)

@@ -296,8 +296,8 @@ def _cursor_key(settings: Settings, store: Store) -> bytes:
         return settings.cursor_secret.encode()
     if settings.backend == "dynamodb":
         raise ConfigError(
-            "NOTEWELL_CURSOR_SECRET is missing; set it to the SecretString of the stack's CursorSecret "
-            "in Secrets Manager (the stack's function gets it from there)."
+            "NOTEWELL_CURSOR_SECRET is missing; pass --stack <stack name> to read it from the stack, or set it to "
+            "the SecretString of the stack's CursorSecretArn output (Secrets Manager)."
         )
     from notewell.adapters.system import load_or_create_key, private_directory
 

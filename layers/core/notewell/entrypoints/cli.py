@@ -14,9 +14,11 @@ import stat
 import sys
 import tempfile
 import threading
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from notewell.adapters.aws_stack import DeployedStack, find_stack, resolve_region, stack_environment
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import ConfigError, Settings, allowed_hosts, allowed_origins, default_data_dir
 from notewell.domain.errors import InvalidArgumentError, NotewellError
@@ -51,6 +53,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _backend(parser: argparse.ArgumentParser) -> None:
+    _stack(parser)
     parser.add_argument(
         "--backend",
         choices=["sqlite", "dynamodb"],
@@ -60,6 +63,18 @@ def _backend(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table", default=None, help="DynamoDB table name (default: $NOTEWELL_TABLE).")
     parser.add_argument(
         "--workspace", default=None, help="Workspace id; needed only when the store holds several workspaces."
+    )
+
+
+def _stack(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--stack",
+        default=None,
+        metavar="NAME",
+        help="A deployed Notewell stack: its table and cursor secret are read from it (needs AWS credentials).",
+    )
+    parser.add_argument(
+        "--region", default=None, help="The stack's AWS region (default: $AWS_REGION, else your AWS profile's)."
     )
 
 
@@ -95,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--project", default=None, help="Limit the key to one project (slug).")
     create.add_argument("--read-only", action="store_true", help="The key can read but not write.")
     create.add_argument("--name", default="", help="A label to recognise the key by.")
+    create.add_argument(
+        "--plan",
+        choices=[p.value for p in Plan],
+        default=None,
+        help="Also put the workspace on this plan (a new stack's first workspace starts on free).",
+    )
     create.add_argument("--json", action="store_true", help="Print JSON instead of text.")
     listing = key_verbs.add_parser("list", help="List API keys (never their secrets).")
     listing.add_argument("--json", action="store_true", help="Print JSON instead of text.")
@@ -135,17 +156,31 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--json", action="store_true", help="Print the report as JSON.")
     reindex.add_argument(
         "--stack",
-        action="store_true",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="NAME",
         help="Bring a deployed stack up to date beside live traffic: move projects made by an older version onto "
-        "the lean context index, then (with --search-endpoint, the stack's SearchEndpoint output) rebuild the "
-        "search index from the table (backfill, repair, or a new model). Needs --table (or $NOTEWELL_TABLE) and "
-        "AWS credentials (for the index, those of the stack's ReindexPrincipal).",
+        "the lean context index, then rebuild the search index from the table (backfill, repair, or a new "
+        "model). With NAME, the table and collection come from the stack's outputs; without, from --table and "
+        "--search-endpoint. Needs AWS credentials (for the index, those of the stack's ReindexPrincipal).",
     )
+    reindex.add_argument("--region", default=None, help="With --stack NAME: the stack's region.")
     reindex.add_argument("--table", default=None, help="With --stack: the DynamoDB table (default: $NOTEWELL_TABLE).")
     reindex.add_argument(
         "--search-endpoint", default=None, help="With --stack: the collection endpoint ($NOTEWELL_SEARCH_ENDPOINT)."
     )
     _common(reindex)
+
+    connect = verbs.add_parser("connect", help="Print how to connect MCP clients to a deployed stack (or a URL).")
+    connect.add_argument("--url", default=None, help="The MCP URL, when not reading it from --stack.")
+    connect.add_argument(
+        "--key", default=None, help="An API key to put in the configuration (default: a placeholder to replace)."
+    )
+    connect.add_argument(
+        "--client", choices=[c.value for c in Client], default=None, help="Print only this client's configuration."
+    )
+    _stack(connect)
 
     workspace = verbs.add_parser("workspace", help="Workspace administration.")
     workspace_verbs = workspace.add_subparsers(dest="workspace_verb", required=True)
@@ -182,10 +217,16 @@ def _workspace_admin(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace) -> Settings:
     environ = dict(os.environ)
+    if getattr(args, "stack", None):
+        if getattr(args, "backend", None) == "sqlite" or getattr(args, "table", None):
+            raise ConfigError("--stack reads the store from the stack; drop --backend and --table.")
+        environ.update(stack_environment(_deployed(args)))
     if getattr(args, "backend", None):
         environ["NOTEWELL_BACKEND"] = args.backend
     if getattr(args, "table", None):
         environ["NOTEWELL_TABLE"] = args.table
+    if environ.get("NOTEWELL_BACKEND", "").strip().lower() == "dynamodb":
+        environ["AWS_REGION"] = resolve_region(getattr(args, "region", None), environ)  # a clear error, not boto's
     settings = Settings.from_env(environ)
     return dataclasses.replace(
         settings,
@@ -196,17 +237,88 @@ def _settings(args: argparse.Namespace) -> Settings:
     )
 
 
+def _deployed(args: argparse.Namespace) -> DeployedStack:
+    cached: DeployedStack | None = getattr(args, "_deployed", None)
+    if cached is None:
+        cached = find_stack(args.stack, resolve_region(getattr(args, "region", None), os.environ))
+        args._deployed = cached
+    return cached
+
+
+class Client(StrEnum):
+    CLAUDE_CODE = "claude-code"
+    CURSOR = "cursor"
+    VSCODE = "vscode"
+    CODEX = "codex"
+    JSON = "json"
+
+
+KEY_PLACEHOLDER = "<API key: notewell keys create>"
+KEY_VARIABLE = "NOTEWELL_API_KEY"
+
+
+def client_config(client: Client, url: str, secret: str) -> str:
+    """What to run or paste to connect `client` to the MCP endpoint at `url` with the API key `secret`."""
+    bearer = {"Authorization": f"Bearer {secret}"}
+    if client is Client.CLAUDE_CODE:
+        return f'claude mcp add --transport http notewell {url} --header "Authorization: Bearer {secret}"'
+    if client is Client.CURSOR:  # ~/.cursor/mcp.json (or .cursor/mcp.json in a project)
+        return json.dumps({"mcpServers": {"notewell": {"url": url, "headers": bearer}}}, indent=2)
+    if client is Client.VSCODE:  # .vscode/mcp.json: VS Code asks for the key once and keeps it out of the file
+        return json.dumps(
+            {
+                "inputs": [{"type": "promptString", "id": "notewell-key", "description": "Notewell API key",
+                            "password": True}],
+                "servers": {"notewell": {"type": "http", "url": url,
+                                         "headers": {"Authorization": "Bearer ${input:notewell-key}"}}},
+            },
+            indent=2,
+        )  # fmt: skip
+    if client is Client.CODEX:  # ~/.codex/config.toml: Codex takes the key from an environment variable
+        return (
+            f'[mcp_servers.notewell]\nurl = "{url}"\nbearer_token_env_var = "{KEY_VARIABLE}"\n\n'
+            f"# and in the shell that starts Codex:\nexport {KEY_VARIABLE}='{secret}'"
+        )
+    return json.dumps({"mcpServers": {"notewell": {"type": "http", "url": url, "headers": bearer}}}, indent=2)
+
+
+CLIENT_HEADINGS = {
+    Client.CLAUDE_CODE: "Claude Code (run once):",
+    Client.CURSOR: "Cursor (~/.cursor/mcp.json):",
+    Client.VSCODE: "VS Code (.vscode/mcp.json; it asks for the key):",
+    Client.CODEX: "Codex (~/.codex/config.toml):",
+    Client.JSON: "Other MCP clients (JSON config):",
+}
+
+
+def client_help(url: str, secret: str, only: Client | None = None) -> str:
+    clients = [only] if only is not None else list(Client)
+    blocks = [f"{CLIENT_HEADINGS[c]}\n{_indent(client_config(c, url, secret))}" for c in clients]
+    return "\n\n".join(blocks) + "\n"
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" if line else "" for line in text.splitlines())
+
+
 def connection_help(url: str, secret: str) -> str:
-    config = {
-        "mcpServers": {"notewell": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {secret}"}}}
-    }
-    return (
-        f"API key (shown once, store it now): {secret}\n\n"
-        "Connect Claude Code:\n"
-        f'  claude mcp add --transport http notewell {url} --header "Authorization: Bearer {secret}"\n\n'
-        "Other MCP clients (JSON config):\n"
-        f"{json.dumps(config, indent=2)}\n"
-    )
+    return f"API key (shown once, store it now): {secret}\n\n" + client_help(url, secret)
+
+
+def _connect(args: argparse.Namespace) -> int:
+    if (args.url is None) == (args.stack is None):
+        raise ConfigError("Give the endpoint: --stack <stack name> (reads its McpUrl output) or --url <MCP URL>.")
+    url = args.url if args.url is not None else _deployed(args).mcp_url
+    secret = args.key or KEY_PLACEHOLDER
+    print(f"Notewell MCP endpoint: {url}\n")
+    print(client_help(url, secret, Client(args.client) if args.client else None), end="")
+    if args.key is None:
+        print(
+            f"\nReplace {KEY_PLACEHOLDER} with a key from notewell keys create"
+            + (f" --stack {args.stack}" if args.stack else "")
+            + ", or pass it with --key. Clients that sign in with OAuth need only the URL."
+        )
+    return 0
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -243,8 +355,7 @@ def _serve(args: argparse.Namespace) -> int:
             issued = services.auth.create_key(workspace.id, name="first key")
             print("First start: created a workspace and an API key.\n", flush=True)
             print(connection_help(url, issued.secret), flush=True)
-        else:
-            print("More keys: notewell keys create (see --help).", flush=True)
+        print(f"More keys: notewell keys create; client configurations: notewell connect --url {url}", flush=True)
         app = build_app(build_server(services), services, allowed_hosts=hosts, allowed_origins=settings.allowed_origins)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
         try:
@@ -330,15 +441,28 @@ def _workspace(services: Services, args: argparse.Namespace) -> Workspace:
         if found is None:
             raise NotewellError(f"No workspace {args.workspace}; omit --workspace to use the only one.")
         return found
-    workspace, _ = services.auth.default_workspace(plan=_local_plan(services))
+    plan = Plan(args.plan) if getattr(args, "plan", None) else _local_plan(services)
+    workspace, created = services.auth.default_workspace(plan=plan)
+    if created and not _embedded(services):  # hosted: the plan bills and limits, so say which one it got
+        limits = limits_for(workspace.plan)
+        print(
+            f"Created workspace {workspace.id} on the {workspace.plan.value} plan "
+            f"({limits.calls_per_month or 'unlimited'} calls a month, {limits.notes_per_workspace or 'unlimited'} "
+            "notes); change it with notewell workspace plan --set <plan>.",
+            file=sys.stderr,
+        )
     return workspace
+
+
+def _embedded(services: Services) -> bool:
+    from notewell.adapters.sqlite import SqliteStore
+
+    return isinstance(services.deps.store, SqliteStore)
 
 
 def _local_plan(services: Services) -> Plan:
     """A workspace created on the embedded store belongs to its single user: no quotas. Hosted ones start free."""
-    from notewell.adapters.sqlite import SqliteStore
-
-    return Plan.ENTERPRISE if isinstance(services.deps.store, SqliteStore) else Plan.FREE
+    return Plan.ENTERPRISE if _embedded(services) else Plan.FREE
 
 
 def _key_json(services: Services, issued: IssuedKey | None, out: KeyOut) -> dict[str, object]:
@@ -388,15 +512,25 @@ def _keys(args: argparse.Namespace) -> int:
     workspace = _workspace(services, args)
     auth = services.auth
     if args.key_verb == "create":
+        if args.plan is not None and workspace.plan is not Plan(args.plan):
+            workspace = services.workspaces.set_plan(workspace.id, Plan(args.plan))
         issued = auth.create_key(workspace.id, name=args.name, project=args.project, read_only=args.read_only)
         out = KeyOut.of(issued.key, issued.project)
         if args.json:
-            print(json.dumps(_key_json(services, issued, out)))
+            data = _key_json(services, issued, out)
+            data["plan"] = workspace.plan.value
+            if args.stack:
+                data["url"] = _deployed(args).mcp_url
+            print(json.dumps(data))
         else:
             scope = f"project {issued.project}" if issued.project else "whole workspace"
             mode = "read-only" if issued.key.read_only else "read-write"
-            print(f"Created key {issued.key.id} ({scope}, {mode}).")
-            print(f"Secret (shown once): {issued.secret}")
+            print(f"Created key {issued.key.id} ({scope}, {mode}) in workspace {workspace.id} "
+                  f"({workspace.plan.value} plan).")  # fmt: skip
+            if args.stack:
+                print(connection_help(_deployed(args).mcp_url, issued.secret), end="")
+            else:
+                print(f"Secret (shown once): {issued.secret}")
         return 0
     if args.key_verb == "list":
         keys = [KeyOut.of(k, auth.project_slug(workspace.id, k.project_id)) for k in auth.list_keys(workspace.id)]
@@ -618,7 +752,15 @@ def _reindex_stack(args: argparse.Namespace) -> int:
     from notewell.bootstrap import stack_reindex, stack_upgrade
 
     environ = dict(os.environ)
+    if isinstance(args.stack, str):
+        if args.table:
+            raise ConfigError("--stack NAME reads the table from the stack; drop --table.")
+        deployed = _deployed(args)
+        environ.update(stack_environment(deployed))
+        if not args.search_endpoint and deployed.outputs.get("SearchEndpoint"):
+            args.search_endpoint = deployed.outputs["SearchEndpoint"]
     environ["NOTEWELL_BACKEND"] = "dynamodb"
+    environ["AWS_REGION"] = resolve_region(args.region, environ)
     environ.setdefault("NOTEWELL_EMBEDDER", "bedrock")
     if args.table:
         environ["NOTEWELL_TABLE"] = args.table
@@ -690,6 +832,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _reindex(args)
         if args.verb == "grants":
             return _grants(args)
+        if args.verb == "connect":
+            return _connect(args)
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)
