@@ -3,8 +3,12 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The AWS SAM CLI, in a venv of its own: its pins (boto3, pydantic) differ from the project's.
+SAM_CLI_VERSION := 1.170.0
+SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
 
-.PHONY: serve test lint typecheck unit contract integration bench load fuzz layer-reqs build clean chromium
+.PHONY: serve test lint typecheck unit contract integration bench load fuzz layer-reqs build deploy sam clean chromium
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11+ is required")'
@@ -20,7 +24,16 @@ serve: $(STAMP)
 chromium:
 	scripts/ensure-chromium
 
-test: $(STAMP) chromium
+$(SAM):
+	test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
+	touch $(SAM)
+
+sam: $(SAM)
+
+# The deploy preparation test (tests/integration/test_deploy_preparation.py) runs sam validate and sam build.
+test: $(STAMP) chromium $(SAM)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
@@ -36,7 +49,7 @@ unit: $(STAMP)
 contract: $(STAMP)
 	$(BIN)/python -m pytest tests/contract
 
-integration: $(STAMP) chromium
+integration: $(STAMP) chromium $(SAM)
 	$(BIN)/python -m pytest tests/integration
 
 bench: $(STAMP)
@@ -47,6 +60,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.meaning
 	$(BIN)/python -m tests.bench.wire
 	$(BIN)/python -m tests.bench.search_aws
+	$(BIN)/python -m tests.bench.cold_start
 
 # N clients for T seconds of mixed reads and writes against `notewell serve` on loopback (tests/bench/load.py).
 LOAD_CLIENTS ?= 8
@@ -62,7 +76,11 @@ layer-reqs: $(STAMP)
 	$(BIN)/python scripts/layer_reqs.py > layers/core/requirements.txt
 
 clean:
-	rm -rf $(VENV) .aws-sam .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .mypy_cache .ruff_cache
 
-build: layer-reqs
-	sam build    # needs the AWS SAM CLI
+build: $(SAM)
+	SAM_CLI_TELEMETRY=0 $(SAM) build
+
+# Guided (README: Deploy to AWS), unless DEPLOY_ARGS says otherwise, e.g. DEPLOY_ARGS="--no-confirm-changeset".
+deploy: build
+	SAM_CLI_TELEMETRY=0 $(SAM) deploy $(or $(DEPLOY_ARGS),--guided)

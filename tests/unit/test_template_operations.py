@@ -140,7 +140,7 @@ def test_the_dashboard_is_valid_json_and_shows_every_alarm(template: dict[str, A
         if isinstance(item, dict) and "expression" in item
     )
     for metric in ("Calls", "Errors", "Duration"):  # what the MCP function emits per tool (adapters/emf_metrics.py)
-        assert f"{{Notewell,service,tool}} MetricName=\"{metric}\"" in expressions
+        assert f'{{Notewell,service,tool}} MetricName="{metric}"' in expressions
 
 
 STATEFUL = ("AWS::DynamoDB::Table", "AWS::SecretsManager::Secret", "AWS::SQS::Queue",

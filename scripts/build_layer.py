@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Build the core Lambda layer: the pinned requirements as wheels for the target runtime, the notewell package,
+botocore's data pruned to the services Notewell calls, and precompiled bytecode.
+
+`sam build` runs it through layers/core/Makefile (template.yaml: BuildMethod makefile), so building needs only
+the Python that runs this script, whatever its version: pip fetches wheels for the runtime's version and platform
+(--python-version, --platform), never building anything. Bytecode needs an interpreter of the runtime's version
+(a .pyc is version-specific): found on PATH or under pyenv; without one the layer ships source only, and every cold
+start compiles it (about a second: `make bench` shows the figure), which the build says.
+
+Why each step (figures from `make bench`, tests/bench/cold_start.py):
+- bytecode: Lambda's /opt is read-only, so nothing compiled at a cold start is kept for the next one;
+- botocore's data holds API models for some 400 services (28 MB of the layer); Notewell calls five;
+- Powertools' event handlers and utilities are never imported (tests/integration/test_deploy_preparation.py runs
+  the built function, logs and metrics included);
+- third-party modules ship as bytecode alone (their pinned sources are on PyPI): the layer would otherwise carry
+  each module twice. Tracebacks through them still name file and line; notewell keeps its source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUIREMENTS = ROOT / "layers" / "core" / "requirements.txt"
+PACKAGE = ROOT / "layers" / "core" / "notewell"
+# The AWS services whose API models the functions and the CLI load (botocore/data/<name>): the table, Bedrock
+# embeddings, the stack's outputs and cursor secret (CLI), and STS (credential chains). OpenSearch Serverless is
+# called over plain HTTPS with SigV4 (adapters/opensearch.py): no model needed.
+BOTOCORE_SERVICES = ("dynamodb", "dynamodbstreams", "bedrock-runtime", "cloudformation", "secretsmanager", "sts")
+# Powertools is pinned whole, but the functions use its logging formatter and metrics only: its event handlers
+# and utilities (4 MB) are never imported. What they do import of `utilities`:
+POWERTOOLS_UTILITIES_KEPT = ("__init__.py", "jmespath_utils", "typing")
+RUNTIME_VERSION = "3.13"  # template.yaml's Runtime
+DEFAULT_PLATFORM = "manylinux2014_aarch64"  # template.yaml's Architectures: [arm64]
+
+
+def install(target: Path, python_version: str, platform: str) -> None:
+    subprocess.run(
+        [
+            sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+            "--target", str(target), "--requirement", str(REQUIREMENTS), "--only-binary=:all:",
+            "--implementation", "cp", "--python-version", python_version, "--platform", platform,
+        ],
+        check=True,
+    )  # fmt: skip
+    shutil.copytree(PACKAGE, target / "notewell", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def prune(target: Path) -> int:
+    """Drop what no function imports or reads; returns the bytes removed."""
+    removed = 0
+    data = target / "botocore" / "data"
+    for entry in data.iterdir():
+        if entry.is_dir() and entry.name not in BOTOCORE_SERVICES:
+            removed += _size(entry)
+            shutil.rmtree(entry)
+    powertools = target / "aws_lambda_powertools"
+    unused = [powertools / "event_handler"] + [
+        entry for entry in (powertools / "utilities").iterdir() if entry.name not in POWERTOOLS_UTILITIES_KEPT
+    ]
+    for stale in [*unused, *target.rglob("__pycache__"), target / "bin"]:
+        if stale.is_dir():
+            removed += _size(stale)
+            shutil.rmtree(stale)
+        elif stale.exists():
+            removed += _size(stale)
+            stale.unlink()
+    return removed
+
+
+def runtime_python(version: str) -> str | None:
+    """An interpreter of the runtime's version, for bytecode: NOTEWELL_LAYER_PYTHON, PATH, then pyenv's."""
+    explicit = os.environ.get("NOTEWELL_LAYER_PYTHON")
+    candidates = [explicit] if explicit else []
+    candidates.append(shutil.which(f"python{version}"))
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    if pyenv.is_dir():
+        candidates += [str(p / "bin" / f"python{version}") for p in sorted(pyenv.glob(f"{version}.*"), reverse=True)]
+    for candidate in candidates:
+        if not candidate or not Path(candidate).exists():
+            continue
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == version:
+            return candidate
+    return None
+
+
+def compile_bytecode(target: Path, python: str, *, sourceless: bool) -> int:
+    """Precompile everything; with `sourceless`, third-party modules keep only their bytecode, beside where the
+    source was (`module.pyc`, which Python imports when `module.py` is absent), while notewell keeps its source for
+    readable tracebacks. Returns the bytes of source removed."""
+    # unchecked-hash: a .pyc is used without comparing the source's mtime (the zip does not keep it).
+    common = [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", "unchecked-hash"]
+    if not sourceless:
+        subprocess.run([*common, str(target)], check=True)
+        return 0
+    subprocess.run([*common, str(target / "notewell")], check=True)
+    others = [str(p) for p in target.iterdir() if p.name != "notewell" and (p.is_dir() or p.suffix == ".py")]
+    subprocess.run([*common, "-b", *others], check=True)  # -b: module.pyc beside module.py
+    removed = 0
+    for source in target.rglob("*.py"):
+        if source.is_relative_to(target / "notewell") or not source.with_suffix(".pyc").exists():
+            continue
+        removed += source.stat().st_size
+        source.unlink()
+    return removed
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def build(
+    target: Path, *, python_version: str, platform: str, bytecode: bool = True, sourceless: bool = True
+) -> dict[str, object]:
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    install(target, python_version, platform)
+    pruned = prune(target)
+    python = runtime_python(python_version) if bytecode else None
+    if python is not None:
+        pruned += compile_bytecode(target, python, sourceless=sourceless)
+    elif bytecode:
+        print(
+            f"build_layer: no python{python_version} found (PATH, pyenv or NOTEWELL_LAYER_PYTHON): the layer has no "
+            "bytecode, so each cold start compiles it",
+            file=sys.stderr,
+        )
+    return {"bytes": _size(target), "pruned_bytes": pruned, "bytecode": python is not None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("target", type=Path, help="Directory to fill (the layer's python/ directory).")
+    parser.add_argument("--python-version", default=os.environ.get("NOTEWELL_LAYER_PYTHON_VERSION", RUNTIME_VERSION))
+    parser.add_argument("--platform", default=os.environ.get("NOTEWELL_LAYER_PLATFORM", DEFAULT_PLATFORM))
+    parser.add_argument("--no-bytecode", action="store_true", help="Ship source only (for measuring the difference).")
+    parser.add_argument(
+        "--keep-sources", action="store_true", help="Keep third-party sources beside their bytecode (a bigger layer)."
+    )
+    args = parser.parse_args(argv)
+    report = build(
+        args.target, python_version=args.python_version, platform=args.platform, bytecode=not args.no_bytecode,
+        sourceless=not args.keep_sources,
+    )  # fmt: skip
+    print(f"build_layer: {args.target}: {report['bytes'] / 1e6:.1f} MB, bytecode {report['bytecode']}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
