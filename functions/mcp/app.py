@@ -28,8 +28,13 @@ def _runtime() -> tuple[MCPServer, Services, Settings]:
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     server, services, settings = _runtime()
-    return invoke_asgi(
-        build_app(server, services, allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins),
-        event,
-        context,
-    )
+    try:
+        return invoke_asgi(
+            build_app(server, services, allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins),
+            event,
+            context,
+        )
+    finally:
+        # Lambda may freeze this container after the reply and recycle it unannounced: the counts that bill this
+        # call are stored before it ends (one atomic increment per workspace and day, only when there are any).
+        services.meter.flush()

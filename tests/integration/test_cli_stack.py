@@ -173,3 +173,45 @@ def test_connect_prints_each_clients_configuration_for_the_stacks_url(
 
     code, _, err = run(capsys, "connect")
     assert "--stack" in one_line_error(code, err)
+
+
+def test_an_operator_adds_tenants_and_invoices_each_from_a_monthly_usage_report(
+    stack: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import csv
+    import io
+
+    from notewell.bootstrap import bootstrap
+    from notewell.config import Settings
+
+    monkeypatch.setenv("AWS_REGION", REGION)
+    on_stack = ("--stack", STACK)
+    code, out, err = run(capsys, "workspace", "create", "--name", "Acme", "--plan", "team", *on_stack, "--json")
+    assert code == 0, err
+    acme = json.loads(out)
+    code, out, _ = run(capsys, "workspace", "create", "--name", "Globex", *on_stack, "--json")
+    globex = json.loads(out)
+    code, out, _ = run(capsys, "workspace", "list", *on_stack, "--json")
+    assert {(w["name"], w["plan"]) for w in json.loads(out)} == {("Acme", "team"), ("Globex", "free")}
+    code, out, err = run(capsys, "keys", "create", "--workspace", acme["id"], *on_stack, "--json")
+    assert code == 0 and json.loads(out)["workspace"] == acme["id"], err
+
+    # Calls as the MCP function meters them, into the stack's table.
+    services = bootstrap(Settings(backend="dynamodb", table_name=TABLE, cursor_secret="x", aws_region=REGION))
+    for _ in range(3):
+        services.meter.record_call(acme["id"], "get_context", 900)
+    services.meter.record_call(acme["id"], "resource:export", 4000)
+    services.meter.record_call(globex["id"], "search_notes", 200)
+    services.meter.flush()
+
+    month = services.deps.clock.now().strftime("%Y-%m")
+    code, out, err = run(capsys, "workspace", "usage", "--month", month, "--format", "csv", *on_stack)
+    assert code == 0, err
+    rows = {r["workspace_name"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert rows["Acme"]["calls"] == "4" and rows["Acme"]["tokens_returned"] == "6700"
+    assert rows["Acme"]["calls_by_tool"] == "get_context=3;resource:export=1" and rows["Acme"]["plan"] == "team"
+    assert rows["Globex"]["calls"] == "1" and rows["Globex"]["month"] == month
+    code, out, _ = run(capsys, "workspace", "usage", "--month", "2020-01", "--format", "json", *on_stack)
+    assert all(r["calls"] == 0 for r in json.loads(out))
+    code, _, err = run(capsys, "workspace", "usage", "--month", "12/2026", *on_stack)
+    assert "YYYY-MM" in one_line_error(code, err)

@@ -193,6 +193,21 @@ def test_each_tool_call_emits_its_metrics_in_embedded_metric_format(
     assert lambda_env not in out and "ws_" not in json.dumps(metrics)
 
 
+def test_each_invocation_stores_its_counts_before_it_ends(lambda_env: str) -> None:
+    """Lambda freezes a container after each reply and may recycle it unannounced: the counts of a call are in
+    the table when the invocation returns, not in a buffer that a recycled container loses."""
+    assert invoke("mcp_legacy_create_note", lambda_env, 1)["statusCode"] == 200
+    assert invoke("mcp_modern_search_notes", lambda_env, 2)["statusCode"] == 200
+    services = mcp_function._runtime()[1]
+    (workspace,) = services.deps.store.list_workspaces()
+    mcp_function._runtime.cache_clear()  # the container is gone, and its memory with it
+    fresh = mcp_function._runtime()[1]
+    stored = fresh.deps.store.usage(workspace.id, [fresh.deps.clock.now().strftime("%Y-%m-%d")])
+    (counters,) = stored.values()
+    assert counters["calls:create_note"] == 1 and counters["calls:search_notes"] == 1
+    assert counters["tokens:search_notes"] > 0
+
+
 # ----- faults at the DynamoDB client -------------------------------------------------------------------------
 
 

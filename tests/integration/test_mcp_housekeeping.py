@@ -105,3 +105,22 @@ async def test_default_max_tokens_is_set_and_cleared_with_zero_through_the_clien
         assert listed["projects"][0].get("defaultMaxTokens") is None
         refused = err(await client.call_tool("update_project", {"project": "web", "defaultMaxTokens": 100}))
     assert refused["status"] == 400 and "0 to clear" in refused["message"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_resource_reads_are_metered_like_calls(services: Services, mode: str) -> None:
+    """Export pages and note resources count against the plan and in the usage report, with their tokens."""
+    keys = make_keys(services)
+    async with running(make_app(services)) as app, connect(app, keys.full, mode) as client:
+        note = ok(await client.call_tool("create_note", {"project": "api", "title": "Auth", "body": "OAuth 2.1."}))
+        export = ok(await client.call_tool("export_project", {"project": "api"}))
+        for uri in export["resources"]:
+            await client.read_resource(uri)
+        await client.read_resource(f"notewell://notes/{note['id']}")
+        before = ok(await client.call_tool("get_usage", {}))
+        await client.read_resource(export["resources"][0])
+        after = ok(await client.call_tool("get_usage", {}))
+    assert before["callsByTool"]["resource:export"] == len(export["resources"]) >= 1
+    assert before["callsByTool"]["resource:note"] == 1
+    assert after["callsByTool"]["resource:export"] == len(export["resources"]) + 1
+    assert after["tokensReturned"] > before["tokensReturned"]  # what the page returned is counted too

@@ -187,13 +187,31 @@ def build_parser() -> argparse.ArgumentParser:
     plan = workspace_verbs.add_parser("plan", help="Show the workspace's plan, or change it with --set.")
     plan.add_argument("--set", dest="set_plan", choices=[p.value for p in Plan], default=None, help="New plan.")
     plan.add_argument("--json", action="store_true", help="Print JSON instead of text.")
-    _common(plan)
-    _backend(plan)
+    created = workspace_verbs.add_parser("create", help="Create a workspace (a tenant of a hosted deployment).")
+    created.add_argument("--name", required=True, help="Its name, e.g. the customer's.")
+    created.add_argument("--plan", choices=[p.value for p in Plan], default=Plan.FREE.value, help="Default: free.")
+    created.add_argument("--json", action="store_true", help="Print JSON instead of text.")
+    listed = workspace_verbs.add_parser("list", help="List the workspaces of the store, with their plans.")
+    listed.add_argument("--json", action="store_true", help="Print JSON instead of text.")
+    usage = workspace_verbs.add_parser(
+        "usage", help="Calls, tokens, notes and revisions per workspace over a month, to invoice from."
+    )
+    usage.add_argument("--month", default=None, help="YYYY-MM (default: the current month, UTC).")
+    usage.add_argument("--format", choices=["text", "csv", "json"], default="text", help="Default: text.")
+    for sub in (plan, created, listed, usage):
+        _common(sub)
+        _backend(sub)
     return parser
 
 
 def _workspace_admin(args: argparse.Namespace) -> int:
     services = bootstrap(_settings(args))
+    if args.workspace_verb == "create":
+        return _workspace_create(services, args)
+    if args.workspace_verb == "list":
+        return _workspace_list(services, args)
+    if args.workspace_verb == "usage":
+        return _workspace_usage(services, args)
     workspace = _workspace(services, args)
     if args.set_plan is not None:
         workspace = services.workspaces.set_plan(workspace.id, Plan(args.set_plan))
@@ -212,6 +230,75 @@ def _workspace_admin(args: argparse.Namespace) -> int:
             f"{limits.notes_per_workspace or unlimited} notes, {limits.calls_per_month or unlimited} calls a month, "
             f"{limits.note_chars:,} characters per note."
         )
+    return 0
+
+
+def _workspace_create(services: Services, args: argparse.Namespace) -> int:
+    workspace = services.auth.create_workspace(args.name.strip() or "workspace", Plan(args.plan))
+    if args.json:
+        print(json.dumps(_workspace_json(workspace)))
+    else:
+        stack = f" --stack {args.stack}" if args.stack else ""
+        print(
+            f"Created workspace {workspace.id} ({workspace.name}, {workspace.plan.value} plan). Its first key: "
+            f"notewell keys create --workspace {workspace.id}{stack}"
+        )
+    return 0
+
+
+def _workspace_json(workspace: Workspace) -> dict[str, object]:
+    return {"id": workspace.id, "name": workspace.name, "plan": workspace.plan.value, "createdAt": workspace.created_at}
+
+
+def _workspace_list(services: Services, args: argparse.Namespace) -> int:
+    workspaces = services.deps.store.list_workspaces()
+    if args.json:
+        print(json.dumps([_workspace_json(w) for w in workspaces]))
+        return 0
+    if not workspaces:
+        print("No workspaces yet: notewell workspace create --name NAME, or notewell keys create.")
+    for w in workspaces:
+        print(f"{w.id}  {w.plan.value:<10}  created {w.created_at}  {w.name}")
+    return 0
+
+
+USAGE_COLUMNS = ("month", "workspace_id", "workspace_name", "plan", "calls", "tokens_returned", "notes", "revisions",
+                 "stored_bytes", "calls_by_tool")  # fmt: skip
+
+
+def _workspace_usage(services: Services, args: argparse.Namespace) -> int:
+    import csv
+
+    month = args.month or services.deps.clock.now().strftime("%Y-%m")
+    if args.workspace:
+        found = services.deps.store.get_workspace(args.workspace)
+        if found is None:
+            raise NotewellError(f"No workspace {args.workspace}; notewell workspace list shows them.")
+        workspaces = [found]
+    else:
+        workspaces = services.deps.store.list_workspaces()
+    rows = []
+    for workspace in workspaces:
+        report = services.workspaces.month_usage(workspace, month)
+        rows.append({
+            "month": month, "workspace_id": workspace.id, "workspace_name": workspace.name,
+            "plan": workspace.plan.value, "calls": report.calls, "tokens_returned": report.tokens,
+            "notes": report.notes, "revisions": report.revisions, "stored_bytes": report.stored_bytes,
+            "calls_by_tool": report.calls_by_tool,
+        })  # fmt: skip
+    if args.format == "json":
+        print(json.dumps(rows))
+    elif args.format == "csv":
+        writer = csv.DictWriter(sys.stdout, fieldnames=USAGE_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            by_tool = row["calls_by_tool"]
+            assert isinstance(by_tool, dict)
+            writer.writerow({**row, "calls_by_tool": ";".join(f"{t}={n}" for t, n in by_tool.items())})
+    else:
+        for row in rows:
+            print(f"{row['month']}  {row['workspace_id']}  {row['plan']:<10}  {row['calls']:>8} calls  "
+                  f"{row['tokens_returned']:>10} tokens  {row['notes']:>6} notes  {row['workspace_name']}")  # fmt: skip
     return 0
 
 
@@ -518,7 +605,7 @@ def _keys(args: argparse.Namespace) -> int:
         out = KeyOut.of(issued.key, issued.project)
         if args.json:
             data = _key_json(services, issued, out)
-            data["plan"] = workspace.plan.value
+            data["workspace"], data["plan"] = workspace.id, workspace.plan.value
             if args.stack:
                 data["url"] = _deployed(args).mcp_url
             print(json.dumps(data))

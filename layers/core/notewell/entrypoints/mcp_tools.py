@@ -646,31 +646,63 @@ def _register_prompts_and_resources(server: MCPServer, services: Services) -> No
         description="One page of a project's Notewell JSON Lines export; export_project lists the pages.",
     )  # fmt: skip
     def export_resource(project: str, page: str) -> str:
-        try:
+        def read() -> str:
             number = parse_decimal(page)
             if number is None:
                 raise InvalidArgumentError(f"Export page {page!r} is not a number; use the links of export_project.")
             lines = services.portability.export_page(caller(), project, number, EXPORT_PAGE_NOTES)
+            return "".join(line + "\n" for line in lines)
+
+        try:
+            return _metered(services, "export", read)
         except NotewellError as exc:
             raise _resource_error(exc, f"notewell://exports/{project}/{page}") from exc
-        return "".join(line + "\n" for line in lines)
 
     @server.resource(
         "notewell://notes/{id}", name="note", title="Note", mime_type="text/markdown",
         description="A note's current text with its metadata, by id.",
     )  # fmt: skip
     def note_resource(id: str) -> str:
-        try:
+        def read() -> str:
             view = services.notes.get(caller(), id)
+            note = view.note
+            header = f"# {note.title}\n\n"
+            meta = (
+                f"<!-- id: {note.id} · project: {view.project} · type: {note.type.value} · "
+                f"status: {note.status.value} · version: {note.version} · updated: {note.updated_at} -->\n\n"
+            )
+            return header + meta + note.body
+
+        try:
+            return _metered(services, "note", read)
         except NotewellError as exc:
             raise _resource_error(exc, f"notewell://notes/{id}") from exc
-        note = view.note
-        header = f"# {note.title}\n\n"
-        meta = (
-            f"<!-- id: {note.id} · project: {view.project} · type: {note.type.value} · status: {note.status.value} "
-            f"· version: {note.version} · updated: {note.updated_at} -->\n\n"
-        )
-        return header + meta + note.body
+
+
+def _metered(services: Services, name: str, read: Callable[[], str]) -> str:
+    """A resource read, admitted against the plan's calls and counted like a tool call (as `resource:<name>`, with
+    the tokens it returned), with its metrics: exports can be read page after page, so they are not free."""
+    principal = CURRENT_PRINCIPAL.get()
+    started = time.perf_counter()
+    outcome, text = "ok", ""
+    try:
+        if principal is not None:
+            services.meter.admit_call(principal.workspace_id)
+        text = read()
+        return text
+    except NotewellError as exc:
+        outcome = exc.code
+        raise
+    except Exception:
+        outcome = "internal"
+        raise
+    finally:
+        if principal is not None and outcome != "quota_exceeded":
+            services.meter.record_call(
+                principal.workspace_id, f"resource:{name}", estimate_tokens(text), principal.project_id
+            )
+        if services.metrics is not None:
+            services.metrics.record_call(f"resource:{name}", outcome, (time.perf_counter() - started) * 1000)
 
 
 def _resource_error(exc: NotewellError, uri: str) -> Exception:

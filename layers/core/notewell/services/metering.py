@@ -2,10 +2,10 @@
 
 Every tool call is counted per workspace, day and tool (with the tokens it returned) in memory, and storage
 changes (notes, revisions, bytes) likewise; the counters are flushed to the store as atomic increments at most
-every FLUSH_SECONDS or FLUSH_CALLS calls, and when the process shuts down. On Lambda a frozen or recycled
-container can lose its last unflushed seconds of counts, which errs in the customer's favour; the per-call JSON
-log line ("tool call", with tool, workspace and outcome) is the record to reconcile against. The alternative, one
-synchronous increment per call, would add a DynamoDB write (and its latency and cost) to every request.
+every FLUSH_SECONDS or FLUSH_CALLS calls, and when the process shuts down. On Lambda, where a container is frozen
+after each reply and recycled without notice, the handler flushes at the end of every invocation instead
+(functions/mcp/app.py): one atomic increment per workspace and day that had calls, so no count is lost. Resource
+reads (export pages, notes) count like calls, as `resource:<name>`.
 Quotas are checked against counters read at most every FLUSH_SECONDS, plus what this process has not flushed.
 
 Each project also has its own counters (periods named `{project id}/{day}` and `{project id}/total`): its storage,
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from notewell.domain.errors import ForbiddenError, QuotaExceededError
+from notewell.domain.errors import ForbiddenError, InvalidArgumentError, QuotaExceededError
 from notewell.domain.model import Plan
 from notewell.domain.plans import UPGRADE_HINT, PlanLimits, limits_for
 
@@ -218,6 +218,34 @@ class Meter:
                 f"{adding} this workspace ({notes:,} notes) is refused: the limit of the {plan.value} plan is "
                 f"{limit:,} notes; delete or supersede notes, or {UPGRADE_HINT}."
             )
+
+    def month_report(self, workspace_id: str, plan: Plan, month: str) -> UsageReport:
+        """A whole calendar month (YYYY-MM) of the workspace's calls, from the store (what this process has not
+        flushed yet is flushed first), with its storage as it stands now: what an invoice is made from."""
+        try:
+            first = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC)
+        except ValueError:
+            raise InvalidArgumentError(f"month {month!r} is not YYYY-MM, e.g. 2026-11.") from None
+        self.flush()
+        last = calendar.monthrange(first.year, first.month)[1]
+        days = month_days(first.replace(day=last))
+        stored = self._store.usage(workspace_id, [*days, TOTAL])
+        by_tool: dict[str, int] = defaultdict(int)
+        tokens = 0
+        for period, counters in stored.items():
+            if period == TOTAL:
+                continue
+            for name, value in counters.items():
+                if name.startswith("calls:"):
+                    by_tool[name.removeprefix("calls:")] += value
+                elif name.startswith("tokens:"):
+                    tokens += value
+        total = stored.get(TOTAL, {})
+        return UsageReport(
+            plan=plan, limits=limits_for(plan), period=month, calls=sum(by_tool.values()),
+            calls_by_tool=dict(sorted(by_tool.items())), tokens=tokens, notes=total.get("notes", 0),
+            revisions=total.get("revisions", 0), stored_bytes=total.get("bytes", 0),
+        )  # fmt: skip
 
     def report(
         self, workspace_id: str, plan: Plan, project_id: str | None = None, project: str | None = None

@@ -27,6 +27,10 @@ class WorkspaceService:
         slug = project.slug if project is not None else principal.project_id
         return self._meter.report(principal.workspace_id, plan, principal.project_id, slug)
 
+    def month_usage(self, workspace: Workspace, month: str) -> UsageReport:
+        """Admin only (CLI): a workspace's usage over a calendar month, for invoicing."""
+        return self._meter.month_report(workspace.id, workspace.plan, month)
+
     def set_plan(self, workspace_id: str, plan: Plan) -> Workspace:
         """Admin only (CLI): the plan also sets how many revisions each note keeps."""
         updated = self._deps.store.set_plan(workspace_id, plan, limits_for(plan).revisions_per_note)
