@@ -27,12 +27,18 @@ def seed(services: Services, me: Principal, count: int) -> None:
         )  # fmt: skip
 
 
+def signed_in(store: DynamoDBStore, tmp_path: Path) -> tuple[Services, Principal]:
+    """Services on the store and a read-write principal of a new workspace."""
+    services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=FixedClock())
+    workspace = services.auth.create_workspace("acme")
+    me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+    assert me is not None
+    return services, me
+
+
 def requests_for(notes: int, tmp_path: Path) -> tuple[Counter[str], Counter[str]]:
     with dynamodb_store() as store:
-        services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=FixedClock())
-        workspace = services.auth.create_workspace("acme")
-        me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
-        assert me is not None
+        services, me = signed_in(store, tmp_path)
         seed(services, me, notes)
         calls = count_operations(store.client)
         services.context.get_context(me, "api", query="subsystem 3 detail")
@@ -77,10 +83,7 @@ def test_a_project_from_before_the_lean_index_reads_the_old_way_until_reindex_up
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with dynamodb_store() as store:
-        services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=FixedClock())
-        workspace = services.auth.create_workspace("acme")
-        me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
-        assert me is not None
+        services, me = signed_in(store, tmp_path)
         seed(services, me, 30)
         project = store.get_project(me.workspace_id, "api")
         assert project is not None
@@ -106,10 +109,7 @@ def test_a_project_whose_lean_index_kept_disputed_notes_in_its_sections_lists_th
     """Layout 1 (before notes needing attention had their own partition): the conflicts come from GSI3, whole notes,
     until `reindex --stack` moves them; then get_context reads them lean and no longer touches GSI3."""
     with dynamodb_store() as store:
-        services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=FixedClock())
-        workspace = services.auth.create_workspace("acme")
-        me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
-        assert me is not None
+        services, me = signed_in(store, tmp_path)
         seed(services, me, 20)
         for n in range(3):
             services.notes.create(

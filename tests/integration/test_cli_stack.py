@@ -215,3 +215,12 @@ def test_an_operator_adds_tenants_and_invoices_each_from_a_monthly_usage_report(
     assert all(r["calls"] == 0 for r in json.loads(out))
     code, _, err = run(capsys, "workspace", "usage", "--month", "12/2026", *on_stack)
     assert "YYYY-MM" in one_line_error(code, err)
+
+    code, out, _ = run(capsys, "workspace", "suspend", globex["id"], *on_stack, "--json")
+    assert code == 0 and json.loads(out)["suspendedAt"]
+    code, out, _ = run(capsys, "workspace", "list", *on_stack)
+    assert "suspended" in next(line for line in out.splitlines() if "Globex" in line)
+    code, out, _ = run(capsys, "workspace", "resume", globex["id"], *on_stack)
+    assert code == 0 and "served again" in out
+    code, _, err = run(capsys, "workspace", "suspend", "ws_nope", *on_stack)
+    assert "No workspace ws_nope" in one_line_error(code, err)

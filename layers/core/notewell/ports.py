@@ -119,6 +119,11 @@ class WorkspaceStore(Protocol):
         """Change the workspace's plan and per-note revision cap; None when there is no such workspace."""
         ...
 
+    def set_suspended(self, workspace_id: str, suspended_at: str | None) -> Workspace | None:
+        """Suspend the workspace (at `suspended_at`) or, with None, resume it; None when there is no such
+        workspace."""
+        ...
+
     def add_usage(self, workspace_id: str, period: str, deltas: Mapping[str, int]) -> None:
         """Add each delta to the named counter of `period` (a day 'YYYY-MM-DD', or 'total'), atomically per counter
         (an increment, never read-then-write). Unknown counters start at 0."""

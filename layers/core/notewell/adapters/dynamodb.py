@@ -564,7 +564,7 @@ def item_to_note(item: Mapping[str, AttributeValueTypeDef]) -> Note:
 
 
 def _workspace_fields(workspace: Workspace) -> Item:
-    return {
+    fields: Item = {
         "entity": _s("workspace"),
         "id": _s(workspace.id),
         "name": _s(workspace.name),
@@ -572,6 +572,9 @@ def _workspace_fields(workspace: Workspace) -> Item:
         "plan": _s(workspace.plan.value),
         "revisionCap": _n(workspace.revision_cap),
     }
+    if workspace.suspended_at is not None:
+        fields["suspendedAt"] = _s(workspace.suspended_at)
+    return fields
 
 
 def workspace_to_items(workspace: Workspace) -> tuple[Item, Item]:
@@ -589,6 +592,7 @@ def item_to_workspace(item: Mapping[str, AttributeValueTypeDef]) -> Workspace:
         created_at=_get_str(item, "createdAt"),
         plan=Plan(_get_str(item, "plan")),
         revision_cap=_get_int(item, "revisionCap"),
+        suspended_at=_get_opt_str(item, "suspendedAt"),
     )
 
 
@@ -926,16 +930,46 @@ class DynamoDBStore:
 
     def set_plan(self, workspace_id: str, plan: Plan, revision_cap: int) -> Workspace | None:
         """Both copies of the workspace (its item and its WORKSPACES listing) change in one transaction."""
+        return self._update_workspace(
+            workspace_id,
+            "SET #plan = :plan, #cap = :cap",
+            {"#plan": "plan", "#cap": "revisionCap"},
+            {":plan": _s(Plan(plan).value), ":cap": _n(revision_cap)},
+            lambda current: (current.plan, current.revision_cap) == (plan, revision_cap),
+        )
+
+    def set_suspended(self, workspace_id: str, suspended_at: str | None) -> Workspace | None:
+        if suspended_at is None:
+            return self._update_workspace(
+                workspace_id, "REMOVE #at", {"#at": "suspendedAt"}, None, lambda w: w.suspended_at is None
+            )
+        return self._update_workspace(
+            workspace_id, "SET #at = :at", {"#at": "suspendedAt"}, {":at": _s(suspended_at)},
+            lambda w: w.suspended_at == suspended_at,
+        )  # fmt: skip
+
+    def _update_workspace(
+        self,
+        workspace_id: str,
+        expression: str,
+        names: dict[str, str],
+        values: dict[str, AttributeValueTypeDef] | None,
+        landed: Callable[[Workspace], bool],
+    ) -> Workspace | None:
+        """One update of both copies of the workspace (its item and its WORKSPACES listing), in one transaction;
+        `landed` tells whether an unconfirmed attempt took effect. None when there is no such workspace."""
 
         def update(key: Item) -> UpdateTypeDef:
-            return {
+            action: UpdateTypeDef = {
                 "TableName": self._table,
                 "Key": key,
-                "UpdateExpression": "SET #plan = :plan, #cap = :cap",
+                "UpdateExpression": expression,
                 "ConditionExpression": "attribute_exists(pk)",  # never create a partial workspace
-                "ExpressionAttributeNames": {"#plan": "plan", "#cap": "revisionCap"},
-                "ExpressionAttributeValues": {":plan": _s(Plan(plan).value), ":cap": _n(revision_cap)},
+                "ExpressionAttributeNames": names,
             }
+            if values:
+                action["ExpressionAttributeValues"] = values
+            return action
 
         actions: list[TransactWriteItemTypeDef] = [
             {"Update": update(_key(workspace_pk(workspace_id), WORKSPACE_SK))},
@@ -948,7 +982,7 @@ class DynamoDBStore:
                 reasons = self._transact_once(actions, writing=True)
             except _UnconfirmedWriteError as unconfirmed:
                 current = self.get_workspace(workspace_id)
-                if current is not None and (current.plan, current.revision_cap) == (plan, revision_cap):
+                if current is not None and landed(current):
                     return current
                 raise UnavailableError(unconfirmed.message, retry_after=unconfirmed.retry_after) from unconfirmed
             if reasons is None:

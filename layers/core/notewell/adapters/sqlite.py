@@ -57,8 +57,9 @@ if TYPE_CHECKING:
     from notewell.ports import RecordWrite, Vector
 
 # 2: notes_by_type, notes_needing_attention (indexes); 3: usage; 4: notes.feed_seq and notes_feed (the commit
-# sequence of the change feed); 5: note_vectors. Opening an older file adds what it lacks.
-SCHEMA_VERSION = 5
+# sequence of the change feed); 5: note_vectors; 6: workspaces.suspended_at. Opening an older file adds what it
+# lacks.
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_SECONDS = 5.0
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
@@ -74,7 +75,8 @@ _SCHEMA = (
         name TEXT NOT NULL,
         created_at TEXT NOT NULL,
         plan TEXT NOT NULL,
-        revision_cap INTEGER NOT NULL
+        revision_cap INTEGER NOT NULL,
+        suspended_at TEXT
     )""",
     """CREATE TABLE IF NOT EXISTS projects (
         workspace_id TEXT NOT NULL,
@@ -330,7 +332,7 @@ _IDEMPOTENCY_COLUMNS = "workspace_id, key, request_hash, result, recorded_at, ex
 _SELECT_IDEMPOTENCY = f"SELECT {_IDEMPOTENCY_COLUMNS} FROM idempotency WHERE workspace_id = ? AND key = ?"
 _UPSERT_IDEMPOTENCY = f"INSERT OR REPLACE INTO idempotency ({_IDEMPOTENCY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
 
-_WORKSPACE_COLUMNS = "id, name, created_at, plan, revision_cap"
+_WORKSPACE_COLUMNS = "id, name, created_at, plan, revision_cap, suspended_at"
 # An increment, never read-then-write: concurrent adds to one counter all count.
 _ADD_USAGE = """INSERT INTO usage (workspace_id, period, counter, value) VALUES (?, ?, ?, ?)
     ON CONFLICT (workspace_id, period, counter) DO UPDATE SET value = value + excluded.value"""
@@ -459,7 +461,9 @@ def _note_from_row(row: Sequence[Any]) -> Note:
 
 
 def _workspace_from_row(row: Sequence[Any]) -> Workspace:
-    return Workspace(id=row[0], name=row[1], created_at=row[2], plan=Plan(row[3]), revision_cap=row[4])
+    return Workspace(
+        id=row[0], name=row[1], created_at=row[2], plan=Plan(row[3]), revision_cap=row[4], suspended_at=row[5]
+    )
 
 
 def _project_from_row(row: Sequence[Any]) -> Project:
@@ -649,6 +653,8 @@ class SqliteStore:
                 )
             for statement in _SCHEMA:
                 connection.execute(statement)
+            if "suspended_at" not in {row[1] for row in connection.execute("PRAGMA table_info(workspaces)")}:
+                connection.execute("ALTER TABLE workspaces ADD COLUMN suspended_at TEXT")  # a file from before 6
             columns = {row[1] for row in connection.execute("PRAGMA table_info(notes)")}
             if "feed_seq" not in columns:  # a file from before the commit sequence: number its notes once
                 connection.execute("ALTER TABLE notes ADD COLUMN feed_seq INTEGER NOT NULL DEFAULT 0")
@@ -712,13 +718,14 @@ class SqliteStore:
         try:
             with self._transaction() as connection:
                 connection.execute(
-                    f"INSERT INTO workspaces ({_WORKSPACE_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                    f"INSERT INTO workspaces ({_WORKSPACE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         workspace.id,
                         workspace.name,
                         workspace.created_at,
                         workspace.plan.value,
                         workspace.revision_cap,
+                        workspace.suspended_at,
                     ),
                 )
         except sqlite3.IntegrityError as exc:
@@ -742,6 +749,14 @@ class SqliteStore:
                 "UPDATE workspaces SET plan = ?, revision_cap = ? WHERE id = ?",
                 (Plan(plan).value, revision_cap, workspace_id),
             )
+            row = connection.execute(
+                f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
+            ).fetchone()
+        return None if row is None else _workspace_from_row(row)
+
+    def set_suspended(self, workspace_id: str, suspended_at: str | None) -> Workspace | None:
+        with self._transaction() as connection:
+            connection.execute("UPDATE workspaces SET suspended_at = ? WHERE id = ?", (suspended_at, workspace_id))
             row = connection.execute(
                 f"SELECT {_WORKSPACE_COLUMNS} FROM workspaces WHERE id = ?", (workspace_id,)
             ).fetchone()

@@ -47,6 +47,7 @@ class Workspace:
     created_at: str
     plan: Plan = Plan.FREE
     revision_cap: int = 50
+    suspended_at: str | None = None  # set by the operator: every call of the workspace is refused, nothing deleted
 
 
 @dataclass(frozen=True, slots=True)

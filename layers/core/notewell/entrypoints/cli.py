@@ -198,7 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     usage.add_argument("--month", default=None, help="YYYY-MM (default: the current month, UTC).")
     usage.add_argument("--format", choices=["text", "csv", "json"], default="text", help="Default: text.")
-    for sub in (plan, created, listed, usage):
+    suspend = workspace_verbs.add_parser("suspend", help="Refuse every call of a workspace; its notes are kept.")
+    resume = workspace_verbs.add_parser("resume", help="Serve a suspended workspace again.")
+    for sub in (suspend, resume):
+        sub.add_argument("id", help="Workspace id, as notewell workspace list shows it.")
+        sub.add_argument("--json", action="store_true", help="Print JSON instead of text.")
+    for sub in (plan, created, listed, usage, suspend, resume):
         _common(sub)
         _backend(sub)
     return parser
@@ -212,6 +217,18 @@ def _workspace_admin(args: argparse.Namespace) -> int:
         return _workspace_list(services, args)
     if args.workspace_verb == "usage":
         return _workspace_usage(services, args)
+    if args.workspace_verb in ("suspend", "resume"):
+        changed = (services.workspaces.suspend if args.workspace_verb == "suspend" else services.workspaces.resume)(
+            args.id
+        )
+        if args.json:
+            print(json.dumps(_workspace_json(changed)))
+        elif changed.suspended_at is not None:
+            print(f"Workspace {changed.id} ({changed.name}) is suspended since {changed.suspended_at}: its calls "
+                  "are refused within 10 seconds. notewell workspace resume undoes it.")  # fmt: skip
+        else:
+            print(f"Workspace {changed.id} ({changed.name}) is served again.")
+        return 0
     workspace = _workspace(services, args)
     if args.set_plan is not None:
         workspace = services.workspaces.set_plan(workspace.id, Plan(args.set_plan))
@@ -247,7 +264,8 @@ def _workspace_create(services: Services, args: argparse.Namespace) -> int:
 
 
 def _workspace_json(workspace: Workspace) -> dict[str, object]:
-    return {"id": workspace.id, "name": workspace.name, "plan": workspace.plan.value, "createdAt": workspace.created_at}
+    return {"id": workspace.id, "name": workspace.name, "plan": workspace.plan.value,
+            "createdAt": workspace.created_at, "suspendedAt": workspace.suspended_at}  # fmt: skip
 
 
 def _workspace_list(services: Services, args: argparse.Namespace) -> int:
@@ -258,7 +276,8 @@ def _workspace_list(services: Services, args: argparse.Namespace) -> int:
     if not workspaces:
         print("No workspaces yet: notewell workspace create --name NAME, or notewell keys create.")
     for w in workspaces:
-        print(f"{w.id}  {w.plan.value:<10}  created {w.created_at}  {w.name}")
+        state = f"suspended {w.suspended_at}" if w.suspended_at else "active"
+        print(f"{w.id}  {w.plan.value:<10}  {state:<35}  created {w.created_at}  {w.name}")
     return 0
 
 

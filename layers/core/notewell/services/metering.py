@@ -89,18 +89,23 @@ class Meter:
         self._pending_calls = 0
         self._last_flush = clock.now()
         self._cache: dict[tuple[str, str | None], tuple[datetime, dict[str, int]]] = {}
-        self._plans: dict[str, tuple[datetime, Plan]] = {}
+        self._plans: dict[str, tuple[datetime, Plan, str | None]] = {}  # read at, plan, suspended at
 
     def plan_of(self, workspace_id: str) -> Plan:
         """The workspace's plan, read from the store at most every FLUSH_SECONDS."""
+        return self._standing(workspace_id)[0]
+
+    def _standing(self, workspace_id: str) -> tuple[Plan, str | None]:
+        """The workspace's plan and when it was suspended (None: it is not), read at most every FLUSH_SECONDS."""
         now = self._clock.now()
         cached = self._plans.get(workspace_id)
         if cached is not None and now - cached[0] < timedelta(seconds=FLUSH_SECONDS):
-            return cached[1]
+            return cached[1], cached[2]
         workspace = self._store.get_workspace(workspace_id)
         plan = workspace.plan if workspace is not None else Plan.FREE
-        self._plans[workspace_id] = (now, plan)
-        return plan
+        suspended = workspace.suspended_at if workspace is not None else None
+        self._plans[workspace_id] = (now, plan, suspended)
+        return plan, suspended
 
     def forget_plan(self, workspace_id: str) -> None:
         self._plans.pop(workspace_id, None)
@@ -192,8 +197,14 @@ class Meter:
         return summary
 
     def admit_call(self, workspace_id: str) -> None:
-        """Raises QuotaExceededError (429) when the month's calls are used up."""
-        plan = self.plan_of(workspace_id)
+        """Raises ForbiddenError (403) when the workspace is suspended (within FLUSH_SECONDS of it on every
+        container), QuotaExceededError (429) when the month's calls are used up."""
+        plan, suspended = self._standing(workspace_id)
+        if suspended is not None:
+            raise ForbiddenError(
+                f"This workspace was suspended by its operator on {suspended[:10]}; every call is refused until it "
+                "is resumed. Its notes are kept; ask the person who runs this Notewell."
+            )
         limit = limits_for(plan).calls_per_month
         if limit is None:
             return
