@@ -19,7 +19,6 @@ TABLE_OUTPUT = "TableName"
 SECRET_OUTPUT = "CursorSecretArn"
 URL_OUTPUT = "McpUrl"
 SEARCH_OUTPUT = "SearchEndpoint"
-ISSUER_OUTPUT = "Issuer"
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from notewell.adapters.aws_stack import DeployedStack, find_stack, resolve_region, stack_environment
+from notewell.adapters.aws_stack import (
+    SEARCH_OUTPUT,
+    DeployedStack,
+    find_stack,
+    resolve_region,
+    stack_environment,
+)
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import ConfigError, Settings, allowed_hosts, allowed_origins, default_data_dir
 from notewell.domain.errors import InvalidArgumentError, NotewellError
@@ -863,8 +869,8 @@ def _reindex_stack(args: argparse.Namespace) -> int:
             raise ConfigError("--stack NAME reads the table from the stack; drop --table.")
         deployed = _deployed(args)
         environ.update(stack_environment(deployed))
-        if not args.search_endpoint and deployed.outputs.get("SearchEndpoint"):
-            args.search_endpoint = deployed.outputs["SearchEndpoint"]
+        if not args.search_endpoint and deployed.outputs.get(SEARCH_OUTPUT):
+            args.search_endpoint = deployed.outputs[SEARCH_OUTPUT]
     environ["NOTEWELL_BACKEND"] = "dynamodb"
     environ["AWS_REGION"] = resolve_region(args.region, environ)
     environ.setdefault("NOTEWELL_EMBEDDER", "bedrock")

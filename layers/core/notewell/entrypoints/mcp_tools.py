@@ -151,8 +151,7 @@ def tool_result(
         if "from" in kwargs:  # a Python keyword: the parameter is `from_`, advertised as "from"
             kwargs["from_"] = kwargs.pop("from")
         try:
-            if meter is not None and principal is not None:
-                meter.admit_call(principal.workspace_id)
+            _admit(meter, principal)
             model = fn(*args, **kwargs)
             structured = model.model_dump(mode="json", by_alias=True, exclude_none=True)
             text = model.as_text() if isinstance(model, Wire) else None
@@ -179,12 +178,8 @@ def tool_result(
                 requestId=CURRENT_REQUEST_ID.get(),
             )
         finally:
-            if meter is not None and principal is not None and outcome != "quota_exceeded":
-                text = result.content[0].text if result is not None and result.content else ""  # type: ignore[union-attr]
-                meter.record_call(principal.workspace_id, fn.__name__, estimate_tokens(text), principal.project_id)
-            duration_ms = (time.perf_counter() - started) * 1000
-            if metrics is not None:
-                metrics.record_call(fn.__name__, outcome, duration_ms)
+            text = result.content[0].text if result is not None and result.content else ""  # type: ignore[union-attr]
+            duration_ms = _account(meter, metrics, principal, fn.__name__, outcome, text, started)
             logger.info(
                 "tool call",
                 extra={
@@ -198,6 +193,31 @@ def tool_result(
             )
 
     return wrapper
+
+
+def _admit(meter: Meter | None, principal: Principal | None) -> None:
+    """Raises when the caller's workspace may not make another call (suspended, or its month's calls used up)."""
+    if meter is not None and principal is not None:
+        meter.admit_call(principal.workspace_id)
+
+
+def _account(
+    meter: Meter | None,
+    metrics: CallMetrics | None,
+    principal: Principal | None,
+    name: str,
+    outcome: str,
+    text: str,
+    started: float,
+) -> float:
+    """Count a finished call (a tool's, or a resource read) for billing and in the metrics; returns its duration in
+    ms. A call refused for the quota is not counted against it."""
+    if meter is not None and principal is not None and outcome != "quota_exceeded":
+        meter.record_call(principal.workspace_id, name, estimate_tokens(text), principal.project_id)
+    duration_ms = (time.perf_counter() - started) * 1000
+    if metrics is not None:
+        metrics.record_call(name, outcome, duration_ms)
+    return duration_ms
 
 
 def _links(links: list[LinkIn] | None) -> list[Link] | None:
@@ -686,8 +706,7 @@ def _metered(services: Services, name: str, read: Callable[[], str]) -> str:
     started = time.perf_counter()
     outcome, text = "ok", ""
     try:
-        if principal is not None:
-            services.meter.admit_call(principal.workspace_id)
+        _admit(services.meter, principal)
         text = read()
         return text
     except NotewellError as exc:
@@ -697,12 +716,7 @@ def _metered(services: Services, name: str, read: Callable[[], str]) -> str:
         outcome = "internal"
         raise
     finally:
-        if principal is not None and outcome != "quota_exceeded":
-            services.meter.record_call(
-                principal.workspace_id, f"resource:{name}", estimate_tokens(text), principal.project_id
-            )
-        if services.metrics is not None:
-            services.metrics.record_call(f"resource:{name}", outcome, (time.perf_counter() - started) * 1000)
+        _account(services.meter, services.metrics, principal, f"resource:{name}", outcome, text, started)
 
 
 def _resource_error(exc: NotewellError, uri: str) -> Exception:
