@@ -35,6 +35,8 @@ from tests.support.built_function import (
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTION = ROOT / "functions" / "mcp"
 EVENT = "mcp_modern_search_notes"  # events/: a search_notes tools/call
+CONSOLE = ROOT / "functions" / "console"
+CONSOLE_EVENT = "console_project"  # events/: a person's project page, signed in
 TABLE = "notewell-cold-start"
 # (label, bytecode, third-party sources removed): as deployed, as the layer was before (source only), and the
 # deployed one with sources kept beside the bytecode, to show that shipping bytecode alone costs no time.
@@ -57,13 +59,20 @@ def zipped_bytes(path: Path) -> int:
         return archive.stat().st_size
 
 
-def seed(endpoint: str) -> str:
-    """The table, a workspace, a key and the note the first call finds; returns the key."""
+def seed(endpoint: str) -> tuple[str, str]:
+    """The table, a workspace, a key and the note the first call finds; returns the key and a console session
+    opened with it (the cookie value)."""
     services, secret = signed_up(endpoint, TABLE)
     principal = services.auth.authenticate(secret)
     assert principal is not None
     services.notes.create(principal, "demo", title="Use SAM for deploys", body="We deploy with SAM.")
-    return secret
+    return secret, services.console.sign_in(secret)[1]
+
+
+def console_event(session: str) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((ROOT / "events" / f"{CONSOLE_EVENT}.json").read_text())
+    event["cookies"] = [cookie.replace("REPLACE_WITH_SESSION", session) for cookie in event["cookies"]]
+    return event
 
 
 def measure(python: str, env: dict[str, str], event: dict[str, Any], runs: int) -> dict[str, float]:
@@ -107,7 +116,8 @@ def run(runs: int) -> dict[str, Any]:
                             "pruned_mb": round(int(str(report["pruned_bytes"])) / 1e6, 1),
                             "bytecode": report["bytecode"]}  # fmt: skip
         with dynamodb_server() as endpoint:
-            (event,) = events_with_key([EVENT], seed(endpoint))
+            secret, session = seed(endpoint)
+            (event,) = events_with_key([EVENT], secret)
             for label, bytecode, sourceless in VARIANTS:
                 layer = Path(tmp) / label.replace(" ", "-") / "python"
                 build(layer, python_version=version, platform=host_platform(), bytecode=bytecode, sourceless=sourceless)
@@ -115,6 +125,8 @@ def run(runs: int) -> dict[str, Any]:
                 results[label] = measure(python, env, event, runs)
                 if bytecode and sourceless:
                     results["heaviest_imports_ms"] = heaviest_imports(python, env, event)
+                    console_env = function_environment(layer, CONSOLE, endpoint, TABLE)
+                    results["console"] = measure(python, console_env, console_event(session), runs)
     return results
 
 
@@ -128,6 +140,10 @@ def report(results: dict[str, Any]) -> str:
         r = results[label]
         lines.append(f"  {label:<12} {r['import_ms']:>10.0f} {r['first_call_ms']:>14.0f} {r['total_ms']:>9.0f} "
                      f"{r['max_total_ms']:>9.0f}")  # fmt: skip
+    console = results["console"]
+    lines.append(f"  {'console fn':<12} {console['import_ms']:>10.0f} {console['first_call_ms']:>14.0f} "
+                 f"{console['total_ms']:>9.0f} {console['max_total_ms']:>9.0f}  (bytecode; a signed-in project page, "
+                 "no MCP SDK)")  # fmt: skip
     ratio = results["source only"]["total_ms"] / results["bytecode"]["total_ms"]
     lines.append(f"  bytecode makes import plus first call {ratio:.1f}x faster (median of {results['runs']} runs each)")
     lines.append(

@@ -11,51 +11,28 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
 import pytest
 
+from tests.support.browser import ARTIFACTS, chromium, settled
 from tests.support.serve import serve
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
-SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "consent"
+SHOTS = ARTIFACTS / "consent"
 VERIFIER = "b" * 43
 CHALLENGE = base64.urlsafe_b64encode(hashlib.sha256(VERIFIER.encode()).digest()).rstrip(b"=").decode()
-# Headless, as root, and quiet: this machine refuses Chromium's background connections.
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        reason = "no Debian chromium/chromium-driver (scripts/ensure-chromium installs them as root with apt)"
-        if os.environ.get("NOTEWELL_REQUIRE_BROWSER"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in FLAGS:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(30)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    try:
+    with chromium() as driver:
+        SHOTS.mkdir(parents=True, exist_ok=True)
         yield driver
-    finally:
-        driver.quit()
 
 
 class Callback:
@@ -111,13 +88,6 @@ def shoot(driver: Any, name: str) -> None:
 
 def press(driver: Any, value: str) -> None:
     driver.find_element("css selector", f"button[value={value}]").click()
-
-
-def settled(driver: Any, until: Any) -> None:
-    """Wait (bounded) for the navigation a click started to finish."""
-    from selenium.webdriver.support.wait import WebDriverWait
-
-    WebDriverWait(driver, 15).until(until)
 
 
 def test_a_person_approves_with_a_key_and_the_client_gets_its_code(

@@ -19,6 +19,7 @@ import pytest
 
 from scripts.build_layer import BOTOCORE_SERVICES, DEFAULT_PLATFORM, RUNTIME_VERSION, runtime_python
 from tests.support.built_function import (
+    EVENTS,
     dynamodb_server,
     events_with_key,
     function_environment,
@@ -82,7 +83,7 @@ def test_sam_build_makes_a_pruned_layer_and_handler_only_functions(built: Path) 
     layer = built / "CoreLayer" / "python"
     assert (layer / "notewell" / "bootstrap.py").exists() and (layer / "mcp").is_dir()
     assert sorted(p.name for p in (layer / "botocore" / "data").iterdir() if p.is_dir()) == sorted(BOTOCORE_SERVICES)
-    for function in ("McpFunction", "OAuthTokenFunction", "IndexerFunction"):
+    for function in ("McpFunction", "ConsoleFunction", "OAuthTokenFunction", "IndexerFunction"):
         assert sorted(p.name for p in (built / function).iterdir()) == ["app.py"]
     layer_bytes = sum(p.stat().st_size for p in layer.rglob("*") if p.is_file())
     assert layer_bytes < 250_000_000  # Lambda's limit for a function and its layers, unzipped
@@ -100,3 +101,21 @@ def test_the_built_function_answers_the_api_gateway_events(
     assert {"get_context", "remember", "search_notes"} <= {t["name"] for t in tools}
     found = json.loads(answers[2]["body"])["result"]["structuredContent"]
     assert [r["title"] for r in found["results"]] == ["Use SAM for deploys"]
+
+
+def test_the_built_console_function_serves_a_signed_in_page(
+    built: Path, dynamodb: str, interpreter: tuple[str, str]
+) -> None:
+    table = f"{TABLE}-console"  # moto's server keeps one set of tables per process
+    services, secret = signed_up(dynamodb, table)
+    principal = services.auth.authenticate(secret)
+    assert principal is not None
+    services.notes.create(principal, "demo", title="Use SAM for deploys", body="We deploy with SAM.")
+    session = services.console.sign_in(secret)[1]
+    home = json.loads((EVENTS / "console_home.json").read_text())
+    page = json.loads((EVENTS / "console_project.json").read_text())
+    page["cookies"] = [c.replace("REPLACE_WITH_SESSION", session) for c in page["cookies"]]
+    env = function_environment(built / "CoreLayer" / "python", built / "ConsoleFunction", dynamodb, table)
+    answers = invoke(interpreter[0], env, [home, page])[0]["answers"]
+    assert [a["statusCode"] for a in answers] == [200, 200]
+    assert "Sign in to the Notewell console" in answers[0]["body"] and "Use SAM for deploys" in answers[1]["body"]

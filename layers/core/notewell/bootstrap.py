@@ -11,6 +11,7 @@ from notewell.ports import AuthRecords, RecentWrites, SequencedFeed
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
+from notewell.services.console import ConsoleService
 from notewell.services.context import ContextService
 from notewell.services.meaning import Meaning
 from notewell.services.memory import MemoryService
@@ -54,6 +55,7 @@ class Services:
     tags: TagService
     workspaces: WorkspaceService
     portability: PortabilityService
+    console: ConsoleService
     oauth: OAuthService | None = None  # None: no issuer configured, /mcp takes API keys only
     grants: Grants | None = None  # None: a store without OAuth state
     metrics: CallMetrics | None = None  # None: no operational metrics (local runs)
@@ -85,6 +87,13 @@ def bootstrap(
     search_service = SearchService(deps, search, meaning, fresh=_fresh_for(store, search))
     memory = MemoryService(deps, notes, search_service)
     auth = AuthService(deps)  # one for the MCP side and the authorization server alike
+    secret = _cursor_key(settings, store)
+    changes = ChangesService(
+        deps,
+        cursor_key=secret,
+        horizon=_feed_horizon(settings, store),
+        sequenced=store if isinstance(store, SequencedFeed) else None,
+    )
     return Services(
         deps=deps,
         meaning=meaning,
@@ -94,16 +103,12 @@ def bootstrap(
         auth=auth,
         memory=memory,
         context=ContextService(deps, search_service),
-        changes=ChangesService(
-            deps,
-            cursor_key=_cursor_key(settings, store),
-            horizon=_feed_horizon(settings, store),
-            sequenced=store if isinstance(store, SequencedFeed) else None,
-        ),
+        changes=changes,
         meter=meter,
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),
         portability=PortabilityService(deps, JsonlCodec(), notes, meter),
+        console=ConsoleService(deps, auth, notes, changes, meter, secret),
         oauth=OAuthService(deps, store, settings.issuer, auth, client_documents or _client_documents())
         if settings.issuer is not None and isinstance(store, AuthRecords)
         else None,

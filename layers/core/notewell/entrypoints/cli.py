@@ -467,8 +467,12 @@ def _serve(args: argparse.Namespace) -> int:
             issued = services.auth.create_key(workspace.id, name="first key")
             print("First start: created a workspace and an API key.\n", flush=True)
             print(connection_help(url, issued.secret), flush=True)
+        print(f"Console for people: http://{_url_host(args.host)}:{port}/ (sign in with an API key)", flush=True)
         print(f"More keys: notewell keys create; client configurations: notewell connect --url {url}", flush=True)
-        app = build_app(build_server(services), services, allowed_hosts=hosts, allowed_origins=settings.allowed_origins)
+        app = build_app(
+            build_server(services), services, allowed_hosts=hosts, allowed_origins=settings.allowed_origins,
+            console=True,
+        )  # fmt: skip
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
         try:
             server.run(sockets=[listener])

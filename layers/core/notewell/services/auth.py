@@ -47,6 +47,11 @@ class AuthService:
             return None
         if not hmac.compare_digest(key.secret_hash, hash_secret(token)):
             return None
+        return self.principal_of(key)
+
+    @staticmethod
+    def principal_of(key: ApiKey) -> Principal:
+        """Who acts with `key` (live: the caller has checked it is not revoked)."""
         scopes = {SCOPE_READ} if key.read_only else {SCOPE_READ, SCOPE_WRITE}
         return Principal(
             workspace_id=key.workspace_id,

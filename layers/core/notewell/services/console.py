@@ -1,0 +1,222 @@
+"""What the web console adds to the services the MCP tools use: sign-in sessions, the project overview, a note
+with its history and supersession chain, and the settling of conflicts. Every change goes through NoteService,
+under the person's own key, with the same scoping and version checks as a tool call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from notewell.domain import console_session
+from notewell.domain.console_session import ConsoleSession
+from notewell.domain.errors import InvalidArgumentError, NotFoundError, UnauthenticatedError, VersionConflictError
+from notewell.domain.model import NoteStatus, NoteType
+from notewell.services.access import may_see, visible_note, visible_project
+from notewell.services.auth import hash_secret
+from notewell.services.notes import NoteChanges, NoteView
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from notewell.domain.model import ApiKey, Note, Principal, Project
+    from notewell.services.access import Deps
+    from notewell.services.auth import AuthService
+    from notewell.services.changes import ChangesPage, ChangesService
+    from notewell.services.metering import Meter
+    from notewell.services.notes import NoteService
+
+REVISIONS_SHOWN = 20  # a note page shows this many earlier versions as diffs, newest first
+CHAIN_HOPS = 10  # how far a note page follows supersession each way
+TIMELINE_PAGE = 50
+
+
+class Resolution(StrEnum):
+    """The two ways out of each kind of conflict, and the plain changes a person makes to one note."""
+
+    CONFIRM = "confirm"  # a disputed note is right after all: current again
+    RETIRE = "retire"  # a disputed note is wrong: historical
+    FINISH = "finish"  # an unfinished supersession: its superseding note takes over
+    DISPUTE = "dispute"  # an unfinished supersession is doubtful: disputed, for a person to settle
+    HISTORICAL = "historical"
+    DELETE = "delete"
+    RESTORE = "restore"
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    principal: Principal
+    session: ConsoleSession
+    key: ApiKey
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRow:
+    project: Project
+    notes: int  # live notes
+    last_activity: str | None  # when its most recently changed note changed
+
+
+@dataclass(frozen=True, slots=True)
+class NotePage:
+    view: NoteView
+    revisions: list[Note]  # earlier versions, newest first, with bodies
+    more_revisions: bool
+    older: list[Note]  # what it supersedes, nearest first (followed CHAIN_HOPS deep)
+    newer: list[Note]  # what supersedes it, nearest first
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    page: ChangesPage
+    shown: list[int]  # indexes into page.changes that pass the author filter
+    authors: list[str]  # the authors seen on this page, for the filter
+
+
+class ConsoleService:
+    def __init__(
+        self, deps: Deps, auth: AuthService, notes: NoteService, changes: ChangesService, meter: Meter, secret: bytes
+    ) -> None:
+        self._deps = deps
+        self._auth = auth
+        self._meter = meter
+        self._notes = notes
+        self._changes = changes
+        self._key = console_session.session_key(secret)
+
+    # ----- sessions -----------------------------------------------------------------------------------------
+
+    def sign_in(self, api_key: str) -> tuple[SignedIn, str]:
+        """A session for a person holding `api_key`, and its sealed cookie value."""
+        api_key = api_key.strip()
+        principal = self._auth.authenticate(api_key) if api_key else None
+        key = self._deps.store.find_key(hash_secret(api_key)) if principal is not None else None
+        if principal is None or key is None:
+            raise UnauthenticatedError(
+                "That API key is unknown or revoked; paste a key from 'notewell keys create' (it starts with nwk_)."
+            )
+        now = int(self._deps.clock.now().timestamp())
+        session = ConsoleSession(key.secret_hash, self._deps.ids.secret(), now + console_session.SESSION_SECONDS)
+        return SignedIn(principal, session, key), console_session.seal(session, self._key)
+
+    def resume(self, token: str) -> SignedIn | None:
+        """The person behind a session cookie, or None when it is forged, over, or its key has been revoked."""
+        now = int(self._deps.clock.now().timestamp())
+        session = console_session.unseal(token, self._key, now=now)
+        if session is None:
+            return None
+        key = self._deps.store.find_key(session.key_hash)
+        if key is None or key.revoked_at is not None:
+            return None
+        return SignedIn(self._auth.principal_of(key), session, key)
+
+    # ----- reading --------------------------------------------------------------------------------------------
+
+    def projects(self, principal: Principal) -> list[ProjectRow]:
+        """The projects this key can see, with their live-note counts (the meter's per-project counters) and the
+        time of each one's latest change: two small reads per project, whatever its size."""
+        store = self._deps.store
+        workspace = principal.workspace_id
+        projects = store.list_projects(workspace)
+        if principal.project_id is not None:
+            projects = [p for p in projects if p.id == principal.project_id]
+        plan = self._meter.plan_of(workspace)
+        rows = []
+        for project in sorted(projects, key=lambda p: p.slug):
+            latest = store.project_notes(workspace, project.id, limit=1)
+            notes = self._meter.report(workspace, plan, project.id, project.slug).notes
+            rows.append(ProjectRow(project, notes, latest[0].updated_at if latest else None))
+        return rows
+
+    def project(self, principal: Principal, slug: str) -> Project:
+        project = visible_project(self._deps, principal, slug)
+        if project is None:
+            raise NotFoundError(f"There is no project {slug!r} yet; agents create it with their first note.")
+        return project
+
+    def note_page(self, principal: Principal, note_id: str) -> NotePage:
+        """A note (deleted ones too: they can be restored) with its latest revisions and both supersession chains."""
+        history = self._notes.revisions(principal, note_id, limit=REVISIONS_SHOWN)
+        note = history.note
+        return NotePage(
+            view=NoteView(note, self._notes.slug(principal, note.project_id)),
+            revisions=history.revisions,
+            more_revisions=history.next_cursor is not None,
+            older=self._chain(principal, note, lambda n: n.supersedes),
+            newer=self._chain(principal, note, lambda n: n.superseded_by),
+        )
+
+    def _chain(self, principal: Principal, start: Note, step: Callable[[Note], Sequence[str]]) -> list[Note]:
+        """Notes reached from `start` by `step`, breadth first, each once, at most CHAIN_HOPS rounds of reads."""
+        seen = {start.id}
+        found: list[Note] = []
+        frontier = [i for i in step(start) if i not in seen]
+        for _ in range(CHAIN_HOPS):
+            if not frontier:
+                break
+            seen.update(frontier)
+            notes = self._deps.store.get_notes(principal.workspace_id, frontier)
+            round_ = [notes[i] for i in frontier if i in notes and may_see(principal, notes[i])]
+            found += round_
+            frontier = list(dict.fromkeys(i for n in round_ for i in step(n) if i not in seen))
+        return found
+
+    def timeline(
+        self,
+        principal: Principal,
+        project: str,
+        *,
+        since: str | None,
+        cursor: str | None,
+        types: Sequence[str],
+        statuses: Sequence[str],
+        author: str | None,
+    ) -> Timeline:
+        try:
+            type_values = [NoteType(t) for t in types]
+            status_values = [NoteStatus(s) for s in statuses]
+        except ValueError as exc:
+            raise InvalidArgumentError(f"{exc}; pick a type and status from the lists.") from None
+        page = self._changes.since(
+            principal, project, since=None if cursor else since, cursor=cursor, types=type_values,
+            statuses=status_values, limit=TIMELINE_PAGE, max_tokens=32000,
+        )  # fmt: skip
+        authors = sorted({c.note.author for c in page.changes})
+        shown = [i for i, c in enumerate(page.changes) if not author or c.note.author == author]
+        return Timeline(page, shown, authors)
+
+    # ----- tending ----------------------------------------------------------------------------------------------
+
+    def resolve(
+        self, principal: Principal, note_id: str, resolution: Resolution, *, expected_version: int | None
+    ) -> NoteView:
+        """Apply one of the console's buttons to a note; `expected_version` is the version the page showed, so a
+        button pressed on a stale page is refused (409) instead of undoing someone else's change."""
+        notes = self._notes
+        if resolution is Resolution.RESTORE:
+            return notes.restore(principal, note_id)
+        if resolution is Resolution.DELETE:
+            return notes.delete(principal, note_id, expected_version=expected_version)
+        if resolution is Resolution.FINISH:
+            note = visible_note(self._deps, principal, note_id)
+            if not note.superseded_by or note.status is NoteStatus.SUPERSEDED:
+                raise InvalidArgumentError(f"{note_id} has no unfinished supersession to finish; reload the page.")
+            if expected_version is not None and note.version != expected_version:
+                raise VersionConflictError(note_id, expected_version, note.version)
+            notes.update(principal, note.superseded_by[-1], NoteChanges(supersedes=[note_id]))
+            return notes.get(principal, note_id)
+        status = {
+            Resolution.CONFIRM: NoteStatus.CURRENT,
+            Resolution.RETIRE: NoteStatus.HISTORICAL,
+            Resolution.DISPUTE: NoteStatus.DISPUTED,
+            Resolution.HISTORICAL: NoteStatus.HISTORICAL,
+        }[resolution]
+        return notes.update(principal, note_id, NoteChanges(status=status), expected_version=expected_version)
+
+    def supersede(self, principal: Principal, old_id: str, new_id: str, *, expected_version: int | None) -> NoteView:
+        """`new_id` replaces `old_id`: the old note becomes superseded, in one commit with the new note's link."""
+        new_id = new_id.strip()
+        old = visible_note(self._deps, principal, old_id)
+        if expected_version is not None and old.version != expected_version:
+            raise VersionConflictError(old_id, expected_version, old.version)
+        return self._notes.update(principal, new_id, NoteChanges(supersedes=[old_id]))
