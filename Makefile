@@ -61,6 +61,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.wire
 	$(BIN)/python -m tests.bench.search_aws
 	$(BIN)/python -m tests.bench.cold_start
+	$(BIN)/python -m tests.bench.console
 
 # N clients for T seconds of mixed reads and writes against `notewell serve` on loopback (tests/bench/load.py).
 LOAD_CLIENTS ?= 8

@@ -135,9 +135,11 @@ async def test_a_project_scoped_key_cannot_reach_another_project_or_its_notes_by
     services: Services, keys: Keys
 ) -> None:
     me = writer(services, keys)
-    services.notes.create(me, "alpha", title="Alpha", body="In alpha.")
+    alpha = services.notes.create(me, "alpha", title="Alpha", body="In alpha.").note
     hidden = services.notes.create(me, "secret", title="Hidden", body="In another project.").note
     async with console(services, keys.scoped) as browser:
+        own = await browser.get(f"/console/n/{alpha.id}")
+        assert own.status == 200 and f"by {me.actor}" in own.text and "full (" not in own.text  # no other key names
         home = await browser.get("/")
         assert "/console/p/alpha" in home.parsed.links and "/console/p/secret" not in home.parsed.links
         project = "/console/p/secret"
@@ -260,6 +262,7 @@ async def test_the_timeline_filters_changes_by_type_status_and_author(services: 
     async with console(services, keys.full) as browser:
         everything = await browser.get("/console/p/alpha/changes?since=all")
         assert all(t in everything.text for t in ("Mine decision", "Bot decision", "Bot task"))
+        assert "bot (…" in everything.text and "full (…" in everything.text  # keys by the names people gave them
         decisions = await browser.get("/console/p/alpha/changes?since=all&type=decision")
         assert "Bot task" not in decisions.text and "Mine decision" in decisions.text
         pending = await browser.get("/console/p/alpha/changes?since=all&status=pending")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 import time
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 from urllib.parse import quote
@@ -259,7 +260,8 @@ class Console:
                 who.principal, slug, since=start, cursor=cursor, types=[type_] if type_ else [],
                 statuses=[status] if status else [], author=author or None,
             )  # fmt: skip
-            return pages.timeline_page(viewer, slug, found, since=since, type_=type_, status=status, author=author)
+            named = replace(viewer, authors=self._services.console.author_names(who.principal))
+            return pages.timeline_page(named, slug, found, since=since, type_=type_, status=status, author=author)
 
         return await self._read(request, who, "timeline", render)
 
@@ -286,7 +288,8 @@ class Console:
         def render(viewer: pages.Viewer) -> str:
             assert who is not None
             page = self._services.console.note_page(who.principal, note_id)
-            return pages.note_page(viewer, page, flash=request.query_params.get("done"))
+            named = replace(viewer, authors=self._services.console.author_names(who.principal))
+            return pages.note_page(named, page, flash=request.query_params.get("done"))
 
         return await self._read(request, who, "note", render)
 
@@ -390,7 +393,8 @@ class Console:
                     submitted.tags, submitted.importance, submitted.canonical,
                 )  # fmt: skip
                 html = pages.edit_page(
-                    viewer, current, rebased, base=base,
+                    replace(viewer, authors=self._services.console.author_names(who.principal)), current, rebased,
+                    base=base,
                     problem=f"This note changed since you opened it (you started from v{submitted.version}, current "
                     f"is v{current.version}). Nothing was saved.",
                 )  # fmt: skip

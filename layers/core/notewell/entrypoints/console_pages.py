@@ -13,7 +13,7 @@ import base64
 import difflib
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
@@ -22,7 +22,7 @@ from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import SECTION_ORDER, Section
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from notewell.domain.model import Note
     from notewell.services.console import NotePage, ProjectRow, Timeline
@@ -103,6 +103,10 @@ class Viewer:
     writable: bool  # False: a read-only key, and no form that writes is shown
     csrf: str
     scoped_project: str | None = None  # a key for one project
+    authors: Mapping[str, str] = field(default_factory=dict)  # actor -> how a person knows it ("alice (…QFvk)")
+
+    def author(self, actor: str) -> str:
+        return bdi(self.authors.get(actor, actor))
 
 
 def text(value: object) -> str:
@@ -395,6 +399,10 @@ def timeline_page(
         f'<option value="{v}"{" selected" if v == since else ""}>{label}</option>' for v, label in SINCE_CHOICES
     )
     authors = sorted({*timeline.authors, *([author] if author else [])})
+    author_options = ['<option value="">anyone</option>'] + [
+        f'<option value="{escape(a)}"{" selected" if a == author else ""}>{plain(viewer.authors.get(a, a))}</option>'
+        for a in authors
+    ]
     form = (
         f'<form method="get" action="{project_href(slug, "changes")}" class="card"><div class="row">'
         f'<div><label for="since">Changes in</label><select id="since" name="since">{since_options}</select></div>'
@@ -403,14 +411,14 @@ def timeline_page(
         f'<div><label for="status">Status</label><select id="status" name="status">'
         f"{_options([s.value for s in NoteStatus], status, any_label='any status')}</select></div>"
         f'<div><label for="author">Author</label><select id="author" name="author">'
-        f"{_options(authors, author, any_label='anyone')}</select></div>"
+        f"{''.join(author_options)}</select></div>"
         '</div><button type="submit">Filter</button></form>'
     )
     rows = "".join(
         f"<tr><td>{when(c.note.updated_at)}</td><td>{escape(c.kind)}</td>"
         f'<td><a href="{note_href(c.note.id)}">{bdi(c.note.title)}</a><br><span class="muted">{bdi(c.excerpt)}</span>'
         f"</td><td>{escape(c.note.type.value)}</td><td>{_status(c.note.status.value)} v{c.note.version}</td>"
-        f"<td>{bdi(c.note.author)}</td></tr>"
+        f"<td>{viewer.author(c.note.author)}</td></tr>"
         for c in (page.changes[i] for i in timeline.shown)
     )
     table = (
@@ -536,7 +544,7 @@ def note_page(viewer: Viewer, page: NotePage, *, flash: str | None = None) -> st
     facts = (
         f'<p class="meta">{escape(note.type.value)} · {_status(note.status.value)} · v{note.version} · '
         f"importance {note.importance}{' · canonical' if note.canonical else ''} · updated {when(note.updated_at)} "
-        f"by {bdi(note.author)} · created {when(note.created_at)} · in "
+        f"by {viewer.author(note.author)} · created {when(note.created_at)} · in "
         f'<a href="{project_href(slug)}">{bdi(slug)}</a> · <code>{escape(note.id)}</code></p>'
     )
     history = []
@@ -544,8 +552,8 @@ def note_page(viewer: Viewer, page: NotePage, *, flash: str | None = None) -> st
     for revision in page.revisions:
         history.append(
             f"<details><summary>v{revision.version} → v{newer.version}, {when(newer.updated_at)} by "
-            f"{bdi(newer.author)}</summary>{_field_changes(revision, newer)}{diff_lines(revision.body, newer.body)}"
-            "</details>"
+            f"{viewer.author(newer.author)}</summary>{_field_changes(revision, newer)}"
+            f"{diff_lines(revision.body, newer.body)}</details>"
         )
         newer = revision
     if page.revisions and not page.more_revisions and page.revisions[-1].version == 1:
@@ -601,7 +609,7 @@ def edit_page(
     if base is not None:
         other = (
             f'<section aria-labelledby="other"><h2 id="other">The other change (v{base.version} → v{note.version}, '
-            f"by {bdi(note.author)}, {when(note.updated_at)})</h2>{_field_changes(base, note)}"
+            f"by {viewer.author(note.author)}, {when(note.updated_at)})</h2>{_field_changes(base, note)}"
             f"{diff_lines(base.body, note.body)}<h3>Your text against the current version</h3>"
             f"{diff_lines(note.body, form.body)}<p>The form below holds your text. Merge what you want to keep from "
             f"the other change, then save: it applies on top of v{note.version}.</p></section>"

@@ -128,6 +128,14 @@ class ConsoleService:
             rows.append(ProjectRow(project, notes, latest[0].updated_at if latest else None))
         return rows
 
+    def author_names(self, principal: Principal) -> dict[str, str]:
+        """How a person knows each key that writes ("alice (…QFvk)"), by the actor notes record. A project key is
+        told only its own key's name: the other keys of the workspace are not its business."""
+        keys = self._deps.store.list_keys(principal.workspace_id)
+        if principal.project_id is not None:
+            keys = [k for k in keys if f"key:{k.id}" == principal.actor]
+        return {f"key:{k.id}": f"{k.name or k.id} (…{k.hint})" if k.hint else k.name or k.id for k in keys}
+
     def project(self, principal: Principal, slug: str) -> Project:
         project = visible_project(self._deps, principal, slug)
         if project is None:
