@@ -204,3 +204,18 @@ def test_the_console_fits_a_phone_screen(browser: Any, world: World) -> None:
             shoot(browser, name)
     finally:
         browser.set_window_size(1280, 900)
+
+
+def test_a_person_signs_in_through_the_authorization_servers_consent_page(browser: Any, world: World) -> None:
+    browser.delete_all_cookies()
+    browser.get(f"{world.base}/")
+    browser.find_element("link text", "sign in through the authorization server").click()
+    settled(browser, lambda d: d.find_elements("id", "api_key") and "Allow" in d.page_source)
+    assert heading(browser) == "Allow Notewell console to use your Notewell memory?"
+    shoot(browser, "oauth-consent")
+    browser.find_element("id", "api_key").send_keys(world.full)
+    browser.find_element("css selector", "button[value=approve]").click()
+    settled(browser, lambda d: d.find_elements("css selector", "header .who"))
+    assert heading(browser) == "Projects"
+    assert "through OAuth" in browser.find_element("css selector", "header .who").text
+    shoot(browser, "oauth-signed-in")

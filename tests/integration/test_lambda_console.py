@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import boto3
 import pytest
@@ -24,6 +24,7 @@ from notewell.adapters.dynamodb import DynamoDBStore
 from notewell.adapters.system import SystemClock
 from notewell.domain.model import NoteStatus
 from notewell.services.metering import Meter
+from notewell.services.oauth import Consent
 from tests.integration.test_lambda_oauth import TRANSACTION_ITEM_ACTIONS, granted_table_actions, template_resources
 from tests.support.dynamo import no_backoff, table_spec
 
@@ -73,7 +74,7 @@ def console_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
         "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "NOTEWELL_BACKEND": "dynamodb",
         "NOTEWELL_TABLE": TABLE, "NOTEWELL_ALLOWED_HOSTS": HOST, "LOG_LEVEL": "WARNING",
-        "NOTEWELL_CURSOR_SECRET": "console-test-cursor-key",
+        "NOTEWELL_CURSOR_SECRET": "console-test-cursor-key", "NOTEWELL_ISSUER": f"https://{HOST}",
     }.items():  # fmt: skip
         monkeypatch.setenv(name, value)
     with no_backoff(), mock_aws():
@@ -167,6 +168,28 @@ def test_the_function_is_granted_every_table_request_a_persons_session_makes(
             request("POST", f"/console/n/{note.id}/resolve", session, {"csrf": csrf, **form}), FakeContext()
         )
         assert answer["statusCode"] == 303, answer.get("body")
+    # Signing in through the authorization server: the console registers itself and exchanges the code itself.
+    started = console_function.handler(request("GET", "/console/oauth/start", ""), FakeContext())
+    flow = cookie_value(started, "__Host-nw_console_oauth")
+    query = parse_qsl(urlsplit(started["headers"]["location"]).query)
+    assert services.oauth is not None
+    recording_on = made.copy()
+    consent = services.oauth.begin_authorization(query)  # what the authorize function does, not this one
+    assert isinstance(consent, Consent)
+    approved = services.oauth.decide(
+        {"txn": consent.txn, "csrf": consent.csrf, "api_key": console_env, "decision": "approve"}, consent.csrf, None
+    )
+    made.clear()
+    made.update(recording_on)
+    callback = request("GET", "/console/oauth/callback", "")
+    callback["rawQueryString"] = urlsplit(approved.location).query
+    callback["cookies"] = [f"__Host-nw_console_oauth={flow}"]
+    landed = console_function.handler(callback, FakeContext())
+    assert landed["statusCode"] == 303, landed.get("body")
+    oauth_session = cookie_value(landed, "__Host-nw_console")
+    home = console_function.handler(request("GET", "/console/usage", oauth_session), FakeContext())
+    assert home["statusCode"] == 200 and "through OAuth" in home["body"]
+
     granted = granted_table_actions(template_resources()["ConsoleFunction"])
     assert made and made <= granted, made - granted
     assert not granted & {"Scan", "DescribeTable", "*"}

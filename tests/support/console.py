@@ -153,10 +153,11 @@ class ConsoleClient:
 
 
 @contextlib.asynccontextmanager
-async def console(services: Services, key: str | None = None) -> AsyncIterator[ConsoleClient]:
-    """The app `notewell serve` runs, console included, and a client signed in with `key` (when given)."""
-    app = build_app(build_server(services), services, allowed_hosts=["testserver"], console=True)
-    async with running(app), httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=BASE) as http:
+async def console(services: Services, key: str | None = None, *, base: str = BASE) -> AsyncIterator[ConsoleClient]:
+    """The app `notewell serve` runs, console included, at `base`, and a client signed in with `key` (when given)."""
+    host = base.split("://", 1)[1]
+    app = build_app(build_server(services), services, allowed_hosts=[host], console=True)
+    async with running(app), httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=base) as http:
         client = ConsoleClient(http)
         if key is not None:
             signed = await client.sign_in(key)

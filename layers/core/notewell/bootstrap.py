@@ -88,6 +88,11 @@ def bootstrap(
     memory = MemoryService(deps, notes, search_service)
     auth = AuthService(deps)  # one for the MCP side and the authorization server alike
     secret = _cursor_key(settings, store)
+    oauth = (
+        OAuthService(deps, store, settings.issuer, auth, client_documents or _client_documents())
+        if settings.issuer is not None and isinstance(store, AuthRecords)
+        else None
+    )
     changes = ChangesService(
         deps,
         cursor_key=secret,
@@ -108,10 +113,10 @@ def bootstrap(
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),
         portability=PortabilityService(deps, JsonlCodec(), notes, meter),
-        console=ConsoleService(deps, auth, notes, changes, meter, secret),
-        oauth=OAuthService(deps, store, settings.issuer, auth, client_documents or _client_documents())
-        if settings.issuer is not None and isinstance(store, AuthRecords)
-        else None,
+        console=ConsoleService(
+            deps, auth, notes, changes, meter, secret, oauth, store if isinstance(store, AuthRecords) else None
+        ),
+        oauth=oauth,
         grants=Grants(deps, store) if isinstance(store, AuthRecords) else None,
         metrics=_metrics_for(settings),
     )

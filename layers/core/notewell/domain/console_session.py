@@ -1,7 +1,9 @@
-"""The console's sign-in session: a signed, expiring cookie value. Pure: the key and the time are passed in.
+"""The console's sign-in session and OAuth sign-in state: signed, expiring cookie values. Pure: the key and the
+time are passed in.
 
-The session holds no credential: only the stored hash of the API key it was opened with (so revoking the key ends
-it, checked on every request), its CSRF token and when it ends. It is signed, not encrypted; the cookie is HttpOnly.
+A session holds no credential, only a reference the server checks on every request: the stored hash of the API key
+it was opened with (revoking the key ends it), or the grant and hash of the OAuth access token it was opened with
+(revoking the grant, or the token expiring, ends it). It is signed, not encrypted; the cookie is HttpOnly.
 """
 
 from __future__ import annotations
@@ -13,14 +15,28 @@ import json
 from dataclasses import dataclass
 
 SESSION_SECONDS = 12 * 3600  # a working day; the person signs in again after that
+FLOW_SECONDS = 600  # an OAuth sign-in must come back within this
 _LABEL = b"notewell console session v1"  # one secret, two uses: a session can never pass for a feed cursor
+KEY = "key"  # credential kinds
+OAUTH = "oauth"
 
 
 @dataclass(frozen=True, slots=True)
 class ConsoleSession:
-    key_hash: str  # the API key's stored hash (AuthService.hash_secret)
+    kind: str  # KEY or OAUTH
+    reference: str  # KEY: the API key's stored hash; OAUTH: "<grant family> <access token hash>"
     csrf: str  # every form of the session carries it back
     expires_at: int  # unix seconds
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthFlow:
+    """An OAuth sign-in under way: what the callback must see again, and the PKCE verifier it proves with."""
+
+    state: str
+    verifier: str
+    then: str  # the console page to show after
+    expires_at: int
 
 
 def session_key(secret: bytes) -> bytes:
@@ -35,15 +51,14 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def seal(session: ConsoleSession, key: bytes) -> str:
-    body = json.dumps([session.key_hash, session.csrf, session.expires_at], separators=(",", ":")).encode()
-    mac = hmac.new(key, body, hashlib.sha256).digest()
-    return f"{_b64(body)}.{_b64(mac)}"
+def _seal(kind: str, values: list[str | int], key: bytes) -> str:
+    body = json.dumps([kind, *values], separators=(",", ":")).encode()
+    return f"{_b64(body)}.{_b64(hmac.new(key, body, hashlib.sha256).digest())}"
 
 
-def unseal(token: str, key: bytes, *, now: int) -> ConsoleSession | None:
-    """The session in `token`, or None when it is malformed, forged or over."""
-    if len(token) > 512 or token.count(".") != 1:
+def _unseal(token: str, key: bytes, kind: str, now: int) -> list[object] | None:
+    """The values sealed as `kind`, or None when malformed, forged, of another kind or expired (last value)."""
+    if len(token) > 1024 or token.count(".") != 1:
         return None
     body_part, mac_part = token.split(".")
     try:
@@ -53,11 +68,41 @@ def unseal(token: str, key: bytes, *, now: int) -> ConsoleSession | None:
     if not hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).digest()):
         return None
     try:
-        key_hash, csrf, expires_at = json.loads(body)
+        values = json.loads(body)
     except (ValueError, TypeError):
         return None
-    if not (isinstance(key_hash, str) and isinstance(csrf, str) and isinstance(expires_at, int)):
+    if not isinstance(values, list) or len(values) < 2 or values[0] != kind:
         return None
-    if expires_at <= now:
+    expires_at = values[-1]
+    if not isinstance(expires_at, int) or expires_at <= now:
         return None
-    return ConsoleSession(key_hash, csrf, expires_at)
+    return values[1:]
+
+
+def seal(session: ConsoleSession, key: bytes) -> str:
+    return _seal("session", [session.kind, session.reference, session.csrf, session.expires_at], key)
+
+
+def unseal(token: str, key: bytes, *, now: int) -> ConsoleSession | None:
+    """The session in `token`, or None when it is malformed, forged or over."""
+    values = _unseal(token, key, "session", now)
+    if values is None or len(values) != 4:
+        return None
+    kind, reference, csrf, expires_at = values
+    if kind not in (KEY, OAUTH) or not isinstance(reference, str) or not isinstance(csrf, str):
+        return None
+    assert isinstance(expires_at, int)
+    return ConsoleSession(str(kind), reference, csrf, expires_at)
+
+
+def seal_flow(flow: OAuthFlow, key: bytes) -> str:
+    return _seal("flow", [flow.state, flow.verifier, flow.then, flow.expires_at], key)
+
+
+def unseal_flow(token: str, key: bytes, *, now: int) -> OAuthFlow | None:
+    values = _unseal(token, key, "flow", now)
+    if values is None or len(values) != 4 or not all(isinstance(v, str) for v in values[:3]):
+        return None
+    state, verifier, then, expires_at = values
+    assert isinstance(expires_at, int)
+    return OAuthFlow(str(state), str(verifier), str(then), expires_at)

@@ -34,7 +34,7 @@ from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import Detail
 from notewell.entrypoints import console_pages as pages
 from notewell.entrypoints.guard import HostGuard
-from notewell.services.console import Resolution
+from notewell.services.console import OAUTH_CALLBACK, Resolution
 from notewell.services.notes import NoteChanges
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ class Console:
         self._services = services
         self._secure = secure
         self._session_cookie, self._csrf_cookie = cookie_names(secure)
+        self._flow_cookie = self._csrf_cookie.replace("_csrf", "_oauth")
 
     def routes(self) -> list[Route]:
         return [
@@ -91,6 +92,8 @@ class Console:
             Route("/console", self.home_redirect, methods=["GET"]),
             Route("/console/sign-in", self.sign_in, methods=["GET", "POST"]),
             Route("/console/sign-out", self.sign_out, methods=["POST"]),
+            Route("/console/oauth/start", self.oauth_start, methods=["GET"]),
+            Route(OAUTH_CALLBACK, self.oauth_callback, methods=["GET"]),
             Route("/console/usage", self.usage, methods=["GET"]),
             Route("/console/p/{project}", self.project, methods=["GET"]),
             Route("/console/p/{project}/changes", self.timeline, methods=["GET"]),
@@ -111,15 +114,15 @@ class Console:
         return await anyio.to_thread.run_sync(self._services.console.resume, token)
 
     def _viewer(self, who: SignedIn) -> pages.Viewer:
-        key = who.key
-        label = f"key {key.name or key.id} (…{key.hint})" if key.hint else f"key {key.name or key.id}"
-        scoped = self._services.auth.project_slug(key.workspace_id, key.project_id)
-        return pages.Viewer(label=label, writable=not key.read_only, csrf=who.session.csrf, scoped_project=scoped)
+        principal = who.principal
+        return pages.Viewer(label=who.label, writable=not principal.read_only, csrf=who.session.csrf)
 
-    def _sign_in_form(self, problem: str | None = None, status: int = 200) -> Response:
+    def _sign_in_form(self, problem: str | None = None, status: int = 200, then: str | None = None) -> Response:
         csrf = self._services.deps.ids.secret()
         cookie = _cookie(self._csrf_cookie, csrf, secure=self._secure, max_age=3600)
-        return _page(pages.sign_in_page(csrf, problem), status, {"Set-Cookie": cookie})
+        oauth = self._services.console.oauth_sign_in
+        html = pages.sign_in_page(csrf, problem, oauth_start=_oauth_start(then) if oauth else None)
+        return _page(html, status, {"Set-Cookie": cookie})
 
     async def home(self, request: Request) -> Response:
         who = await self._who(request)
@@ -132,9 +135,10 @@ class Console:
 
     async def sign_in(self, request: Request) -> Response:
         if request.method == "GET":
+            then = _local(request.query_params.get("next"))
             if await self._who(request) is not None:
-                return _see_other(_local(request.query_params.get("next")))
-            return await anyio.to_thread.run_sync(self._sign_in_form)
+                return _see_other(then)
+            return await anyio.to_thread.run_sync(lambda: self._sign_in_form(then=then))
         form = await self._form(request)
         if form is None:
             return _page(pages.error_page(None, 400, "Send the sign-in form as the page does."), 400)
@@ -154,6 +158,32 @@ class Console:
         response = _see_other(_local(request.query_params.get("next")))
         response.raw_headers.append((b"set-cookie", session.encode()))
         spent = _cookie(self._csrf_cookie, "", secure=self._secure, max_age=0)
+        response.raw_headers.append((b"set-cookie", spent.encode()))
+        return response
+
+    async def oauth_start(self, request: Request) -> Response:
+        """Sign in through the authorization server: off to its consent page, with the flow state in a cookie."""
+        then = _local(request.query_params.get("next"))
+        try:
+            location, flow = await anyio.to_thread.run_sync(self._services.console.oauth_start, then)
+        except NotewellError as exc:
+            message, status = exc.message, exc.status
+            return await anyio.to_thread.run_sync(lambda: self._sign_in_form(message, status))
+        # Lax, not Strict: the cookie must come back with the authorization server's redirect to the callback.
+        cookie = _cookie(self._flow_cookie, flow, secure=self._secure, max_age=600).replace("Strict", "Lax")
+        return _see_other(location, {"Set-Cookie": cookie})
+
+    async def oauth_callback(self, request: Request) -> Response:
+        params = {key: value for key, value in request.query_params.items()}
+        flow = request.cookies.get(self._flow_cookie, "")
+        try:
+            _, token, then = await anyio.to_thread.run_sync(self._services.console.oauth_finish, params, flow)
+        except NotewellError as exc:
+            message, status = exc.message, exc.status
+            return await anyio.to_thread.run_sync(lambda: self._sign_in_form(message, status))
+        response = _see_other(then)
+        response.raw_headers.append((b"set-cookie", _cookie(self._session_cookie, token, secure=self._secure).encode()))
+        spent = _cookie(self._flow_cookie, "", secure=self._secure, max_age=0)
         response.raw_headers.append((b"set-cookie", spent.encode()))
         return response
 
@@ -405,6 +435,10 @@ class Console:
             return f"{pages.note_href(note_id)}?done=saved"
 
         return await self._change(request, "edit", change)
+
+
+def _oauth_start(then: str | None) -> str:
+    return "/console/oauth/start" + (f"?next={quote(then, safe='')}" if then and then != "/" else "")
 
 
 def _version(value: str | None) -> int | None:

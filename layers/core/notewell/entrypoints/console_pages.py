@@ -102,7 +102,6 @@ class Viewer:
     label: str  # how the key is named in the header
     writable: bool  # False: a read-only key, and no form that writes is shown
     csrf: str
-    scoped_project: str | None = None  # a key for one project
     authors: Mapping[str, str] = field(default_factory=dict)  # actor -> how a person knows it ("alice (…QFvk)")
 
     def author(self, actor: str) -> str:
@@ -184,7 +183,7 @@ def _button_form(viewer: Viewer, action: str, label: str, *, css: str = "", **fi
 # ----- sign-in, errors -----------------------------------------------------------------------------------------
 
 
-def sign_in_page(csrf: str, problem: str | None = None) -> str:
+def sign_in_page(csrf: str, problem: str | None = None, *, oauth_start: str | None = None) -> str:
     alert = f'<p role="alert" id="problem">{escape(problem)}</p>' if problem else ""
     described = ' aria-describedby="problem"' if problem else ""
     body = (
@@ -198,7 +197,14 @@ def sign_in_page(csrf: str, problem: str | None = None) -> str:
         f"{alert}"
         '<p class="muted">Create one with <code>notewell keys create</code>. A read-only key opens a read-only '
         "console; a key for one project shows that project only.</p>"
-        '<button class="primary" type="submit">Sign in</button></form></section>'
+        '<button class="primary" type="submit">Sign in</button></form>'
+        + (
+            f'<p>Or <a href="{escape(oauth_start)}">sign in through the authorization server</a> (its consent page '
+            "asks for the key; the session then lasts as long as the access token it grants, an hour).</p>"
+            if oauth_start
+            else ""
+        )
+        + "</section>"
     )
     return shell("Sign in", body)
 

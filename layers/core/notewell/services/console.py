@@ -4,27 +4,44 @@ under the person's own key, with the same scoping and version checks as a tool c
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
+from urllib.parse import urlencode
 
 from notewell.domain import console_session
-from notewell.domain.console_session import ConsoleSession
-from notewell.domain.errors import InvalidArgumentError, NotFoundError, UnauthenticatedError, VersionConflictError
+from notewell.domain import oauth as oauth_rules
+from notewell.domain.console_session import ConsoleSession, OAuthFlow
+from notewell.domain.errors import (
+    InvalidArgumentError,
+    NotewellError,
+    NotFoundError,
+    UnauthenticatedError,
+    VersionConflictError,
+)
 from notewell.domain.model import NoteStatus, NoteType
+from notewell.domain.oauth import OAuthError
+from notewell.ports import ANY, AuthRecord, RecordWrite
 from notewell.services.access import may_see, visible_note, visible_project
 from notewell.services.auth import hash_secret
 from notewell.services.notes import NoteChanges, NoteView
+from notewell.services.oauth import access_reference
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from notewell.domain.model import ApiKey, Note, Principal, Project
+    from notewell.ports import AuthRecords
     from notewell.services.access import Deps
     from notewell.services.auth import AuthService
     from notewell.services.changes import ChangesPage, ChangesService
     from notewell.services.metering import Meter
     from notewell.services.notes import NoteService
+    from notewell.services.oauth import OAuthService
 
 REVISIONS_SHOWN = 20  # a note page shows this many earlier versions as diffs, newest first
 CHAIN_HOPS = 10  # how far a note page follows supersession each way
@@ -47,7 +64,7 @@ class Resolution(StrEnum):
 class SignedIn:
     principal: Principal
     session: ConsoleSession
-    key: ApiKey
+    label: str  # how the header names the credential: "key alice (…QFvk)", "key alice (…QFvk) through OAuth"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,18 +90,36 @@ class Timeline:
     authors: list[str]  # the authors seen on this page, for the filter
 
 
+class ConsoleSignInError(NotewellError):
+    """An OAuth sign-in that came back refused, forged or too late: start again."""
+
+    status = 400
+    code = "sign_in_failed"
+
+
 class ConsoleService:
     def __init__(
-        self, deps: Deps, auth: AuthService, notes: NoteService, changes: ChangesService, meter: Meter, secret: bytes
-    ) -> None:
+        self, deps: Deps, auth: AuthService, notes: NoteService, changes: ChangesService, meter: Meter, secret: bytes,
+        oauth: OAuthService | None = None, records: AuthRecords | None = None,
+    ) -> None:  # fmt: skip
         self._deps = deps
         self._auth = auth
         self._meter = meter
         self._notes = notes
         self._changes = changes
         self._key = console_session.session_key(secret)
+        self._oauth = oauth if records is not None else None
+        self._records = records
+
+    @property
+    def oauth_sign_in(self) -> bool:
+        """Whether a person can sign in through the authorization server (it runs here, with an issuer)."""
+        return self._oauth is not None
 
     # ----- sessions -----------------------------------------------------------------------------------------
+
+    def _now(self) -> int:
+        return int(self._deps.clock.now().timestamp())
 
     def sign_in(self, api_key: str) -> tuple[SignedIn, str]:
         """A session for a person holding `api_key`, and its sealed cookie value."""
@@ -95,20 +130,104 @@ class ConsoleService:
             raise UnauthenticatedError(
                 "That API key is unknown or revoked; paste a key from 'notewell keys create' (it starts with nwk_)."
             )
-        now = int(self._deps.clock.now().timestamp())
-        session = ConsoleSession(key.secret_hash, self._deps.ids.secret(), now + console_session.SESSION_SECONDS)
-        return SignedIn(principal, session, key), console_session.seal(session, self._key)
+        session = ConsoleSession(
+            console_session.KEY, key.secret_hash, self._deps.ids.secret(), self._now() + console_session.SESSION_SECONDS
+        )
+        return SignedIn(principal, session, _key_label(key)), console_session.seal(session, self._key)
 
     def resume(self, token: str) -> SignedIn | None:
-        """The person behind a session cookie, or None when it is forged, over, or its key has been revoked."""
-        now = int(self._deps.clock.now().timestamp())
-        session = console_session.unseal(token, self._key, now=now)
+        """The person behind a session cookie, or None when it is forged or over, or its key or grant revoked."""
+        session = console_session.unseal(token, self._key, now=self._now())
         if session is None:
             return None
-        key = self._deps.store.find_key(session.key_hash)
-        if key is None or key.revoked_at is not None:
+        if session.kind == console_session.KEY:
+            key = self._deps.store.find_key(session.reference)
+            if key is None or key.revoked_at is not None:
+                return None
+            return SignedIn(self._auth.principal_of(key), session, _key_label(key))
+        family, _, token_hash = session.reference.partition(" ")
+        principal = self._oauth.authenticate_reference(family, token_hash) if self._oauth is not None else None
+        if principal is None:
             return None
-        return SignedIn(self._auth.principal_of(key), session, key)
+        key_id = principal.actor.removeprefix("key:")
+        named = [k for k in self._deps.store.list_keys(principal.workspace_id) if k.id == key_id]
+        return SignedIn(principal, session, f"{_key_label(named[0]) if named else key_id} through OAuth")
+
+    def _redirect_uri(self) -> str:
+        assert self._oauth is not None
+        return f"{self._oauth.issuer}{OAUTH_CALLBACK}"
+
+    def _console_client(self) -> str:
+        """The console's client id at the authorization server: registered once (again once it was forgotten for
+        disuse), remembered in the store so every container uses the same."""
+        assert self._oauth is not None and self._records is not None
+        pointer = self._records.get_record(*CONSOLE_CLIENT)
+        if pointer is not None:
+            client_id = str(pointer.fields.get("client_id", ""))
+            if self._oauth.client(client_id) is not None:
+                return client_id
+        metadata = {
+            "client_name": "Notewell console", "redirect_uris": [self._redirect_uri()],
+            "grant_types": ["authorization_code"], "response_types": ["code"], "token_endpoint_auth_method": "none",
+        }  # fmt: skip
+        registered = self._oauth.register(json.dumps(metadata).encode(), "application/json")
+        client_id = str(registered["client_id"])
+        record = AuthRecord(CONSOLE_CLIENT[0], CONSOLE_CLIENT[1], "active", {"client_id": client_id})
+        self._records.write_records([RecordWrite(record, condition=ANY)])  # two at once: the later one is kept
+        return client_id
+
+    def oauth_start(self, then: str) -> tuple[str, str]:
+        """Begin signing in through the authorization server: where to send the person (its /authorize, with
+        PKCE) and the sealed flow state to keep in a cookie until they come back."""
+        if self._oauth is None:
+            raise ConsoleSignInError("This server has no authorization server; sign in with an API key.")
+        flow = OAuthFlow(
+            self._deps.ids.secret(), self._deps.ids.secret(), then, self._now() + console_session.FLOW_SECONDS
+        )
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(flow.verifier.encode()).digest()).rstrip(b"=").decode()
+        query = {
+            "response_type": "code", "client_id": self._console_client(), "redirect_uri": self._redirect_uri(),
+            "state": flow.state, "code_challenge": challenge, "code_challenge_method": "S256",
+            "scope": " ".join(oauth_rules.SCOPES), "resource": oauth_rules.resource_url(self._oauth.issuer),
+        }  # fmt: skip
+        return f"/authorize?{urlencode(query)}", console_session.seal_flow(flow, self._key)
+
+    def oauth_finish(self, params: Mapping[str, str], flow_token: str) -> tuple[SignedIn, str, str]:
+        """The person is back from the authorization server: the code is exchanged (with the PKCE verifier) for an
+        access token, and a session opened on it. Returns the session, its sealed cookie value and the page to show.
+
+        Raises:
+            ConsoleSignInError: no sign-in under way, a state that does not match it, or a refusal.
+        """
+        if self._oauth is None:
+            raise ConsoleSignInError("This server has no authorization server; sign in with an API key.")
+        flow = console_session.unseal_flow(flow_token, self._key, now=self._now())
+        if flow is None or not hmac.compare_digest(params.get("state", ""), flow.state):
+            raise ConsoleSignInError(
+                "This sign-in is not the one this browser started, or it took too long; start again."
+            )
+        if params.get("iss", self._oauth.issuer) != self._oauth.issuer:
+            raise ConsoleSignInError("The answer came from another authorization server; start again.")
+        if "error" in params:
+            refused = "You declined" if params["error"] == "access_denied" else "The authorization server refused"
+            raise ConsoleSignInError(f"{refused} the sign-in; start again, or sign in with an API key.")
+        pairs = [("grant_type", "authorization_code"), ("code", params.get("code", "")),
+                 ("redirect_uri", self._redirect_uri()), ("client_id", self._console_client()),
+                 ("code_verifier", flow.verifier)]  # fmt: skip
+        try:
+            tokens = self._oauth.token(pairs, "application/x-www-form-urlencoded", basic_auth=False)
+        except OAuthError as exc:
+            raise ConsoleSignInError(f"The sign-in could not be completed ({exc.error}); start again.") from None
+        reference = access_reference(str(tokens["access_token"]))
+        if reference is None:
+            raise ConsoleSignInError("The authorization server answered without an access token; start again.")
+        expires = self._now() + min(int(str(tokens.get("expires_in", 0))), console_session.SESSION_SECONDS)
+        session = ConsoleSession(console_session.OAUTH, " ".join(reference), self._deps.ids.secret(), expires)
+        token = console_session.seal(session, self._key)
+        signed = self.resume(token)
+        if signed is None:
+            raise ConsoleSignInError("The new sign-in is not valid; start again.")
+        return signed, token, flow.then
 
     # ----- reading --------------------------------------------------------------------------------------------
 
@@ -228,3 +347,12 @@ class ConsoleService:
         if expected_version is not None and old.version != expected_version:
             raise VersionConflictError(old_id, expected_version, old.version)
         return self._notes.update(principal, new_id, NoteChanges(supersedes=[old_id]))
+
+
+OAUTH_CALLBACK = "/console/oauth/callback"
+CONSOLE_CLIENT = ("CONSOLE#CLIENT", "CLIENT")  # where the console's own client id is remembered
+
+
+def _key_label(key: ApiKey) -> str:
+    name = key.name or key.id
+    return f"key {name} (…{key.hint})" if key.hint else f"key {name}"

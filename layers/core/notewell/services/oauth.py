@@ -390,10 +390,13 @@ class OAuthService:
     def authenticate_access(self, token: str) -> Principal | None:
         """The principal behind an OAuth access token, checked on every call: known, unexpired, its grant active
         and for this server's /mcp. None otherwise (a refresh token is never an access token)."""
-        family = _family_of(token, ACCESS_PREFIX)
-        if family is None:
-            return None
-        access = self._records.get_record(f"FAM#{family}", f"AT#{_hash(token)}")
+        reference = access_reference(token)
+        return None if reference is None else self.authenticate_reference(*reference)
+
+    def authenticate_reference(self, family: str, token_hash: str) -> Principal | None:
+        """As authenticate_access, from the token's grant and hash (what the console's session keeps instead of
+        the token itself, so its cookie is never a credential for /mcp)."""
+        access = self._records.get_record(f"FAM#{family}", f"AT#{token_hash}")
         stamp = rules.format_ts(self._deps.clock.now())
         if access is None or access.status != "active" or (access.expires_at or "") <= stamp:
             return None
@@ -530,6 +533,12 @@ REFRESH_PREFIX = "nw_rt_"
 ACCESS_TTL = timedelta(hours=1)
 REFRESH_IDLE = timedelta(days=30)  # OAuth 2.1 §4.3.3: a refresh token unused this long expires
 GRANT_LIFETIME = timedelta(days=180)  # absolute: then the person approves again
+
+
+def access_reference(token: str) -> tuple[str, str] | None:
+    """(grant family, hash) of an access token, or None when it is not one."""
+    family = _family_of(token, ACCESS_PREFIX)
+    return None if family is None else (family, _hash(token))
 
 
 def _family_of(token: str, prefix: str) -> str | None:
