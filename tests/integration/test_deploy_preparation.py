@@ -95,8 +95,11 @@ def test_the_built_function_answers_the_api_gateway_events(
     _, secret = signed_up(dynamodb, TABLE)
     events = events_with_key(["mcp_modern_tools_list", "mcp_legacy_create_note", "mcp_modern_search_notes"], secret)
     env = function_environment(built / "CoreLayer" / "python", built / "McpFunction", dynamodb, TABLE)
-    answers = invoke(interpreter[0], env, events)[0]["answers"]
+    report = invoke(interpreter[0], env, events)[0]
+    answers = report["answers"]
     assert [a["statusCode"] for a in answers] == [200, 200, 200]
+    # Collection is off during the cold start only: after the first invocation it runs, its objects frozen.
+    assert report["gc_enabled"] and report["gc_frozen"] > 10_000
     tools = json.loads(answers[0]["body"])["result"]["tools"]
     assert {"get_context", "remember", "search_notes"} <= {t["name"] for t in tools}
     found = json.loads(answers[2]["body"])["result"]["structuredContent"]

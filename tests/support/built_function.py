@@ -48,7 +48,9 @@ for n, event in enumerate(events):
     before = time.perf_counter()
     answers.append(app.handler(event, Context(n)))
     call_ms.append((time.perf_counter() - before) * 1000)
-print(json.dumps({"import_ms": (imported - started) * 1000, "call_ms": call_ms, "answers": answers}))
+import gc
+print(json.dumps({"import_ms": (imported - started) * 1000, "call_ms": call_ms, "answers": answers,
+                  "gc_enabled": gc.isenabled(), "gc_frozen": gc.get_freeze_count()}))
 """
 
 
@@ -100,6 +102,7 @@ def function_environment(layer: Path, function_dir: Path, endpoint: str, table: 
         "NOTEWELL_BACKEND": "dynamodb", "NOTEWELL_TABLE": table, "NOTEWELL_DYNAMODB_ENDPOINT": endpoint,
         "NOTEWELL_CURSOR_SECRET": CURSOR_SECRET, "NOTEWELL_ALLOWED_HOSTS": HOST,
         "NOTEWELL_METRICS": "emf", "POWERTOOLS_METRICS_NAMESPACE": "Notewell", "LOG_LEVEL": "WARNING",
+        "AWS_LAMBDA_FUNCTION_NAME": f"notewell-{function_dir.name}",  # Lambda always sets it; app.py checks it
     }  # fmt: skip
 
 

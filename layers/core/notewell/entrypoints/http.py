@@ -20,7 +20,6 @@ from notewell.domain import oauth
 from notewell.domain.errors import UnavailableError
 from notewell.domain.oauth import OAuthError
 from notewell.entrypoints import consent
-from notewell.entrypoints.console import Console
 from notewell.entrypoints.guard import HostGuard
 from notewell.entrypoints.mcp_tools import CURRENT_PRINCIPAL, CURRENT_REQUEST_ID
 from notewell.services.oauth import ACCESS_PREFIX, AuthorizationPageError, Consent, Redirect
@@ -346,7 +345,11 @@ def build_app(
     """A fresh Starlette app around `server`. Cheap: Lambda builds one per invocation (see lambda_asgi.py). With
     `console`, the web console too (`notewell serve`; on AWS it has a function of its own)."""
     issuer = services.oauth.issuer if services.oauth is not None else None
-    console_routes = Console(services, secure=(issuer or "").startswith("https://")).routes() if console else []
+    console_routes = []
+    if console:  # imported here: the MCP function never serves the console, and starts without loading it
+        from notewell.entrypoints.console import Console
+
+        console_routes = Console(services, secure=(issuer or "").startswith("https://")).routes()
     mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, transport_security=SDK_SECURITY)
     manager = server.session_manager  # the manager this call just created
 

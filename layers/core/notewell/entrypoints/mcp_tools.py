@@ -263,7 +263,13 @@ def build_server(services: Services) -> MCPServer:
             strict.register(name, fn)
             if not annotations.read_only_hint:
                 server.writing_tools = server.writing_tools | {name}
-            server.add_tool(tool_result(fn, services.meter, services.metrics), name=name, annotations=annotations)
+            # structured_output=False: the wrapper returns a CallToolResult made from the wire model itself, so an
+            # output schema would only be generated (about a third of registering the tools, on a cold start) and
+            # each result validated against the model it was just dumped from, for a schema tools/list drops.
+            server.add_tool(
+                tool_result(fn, services.meter, services.metrics), name=name, annotations=annotations,
+                structured_output=False,
+            )  # fmt: skip
 
         return register
 
