@@ -12,13 +12,12 @@ from tests.unit.admission_labels import COSINE, LABELLED, PHRASE_COSINE, replace
 
 CONTRADICTIONS = ("reversal", "negation", "changed_number", "swapped_value")
 # Where words alone (a store with no model) answer otherwise than with the model: paraphrases and a word swapped
-# for a synonym are stored as new notes (never absorbed, never a conflict but one), and a place written in lower
-# case is not known for a value.
+# for a synonym are stored as new notes (never absorbed, never a conflict: a sentence turned around without
+# its parts trading places across what relates them is no reversal), and a place written in lower case is not
+# known for a value.
 WORDS_ONLY: dict[tuple[str, str], str] = {
     ("The primary region is us-east-1.", "The primary region is eu-west-1."): "created",
-    ("Never log API keys.", "API keys must never be written to the logs."): "conflict",
-    **{(old, new): "created" for label, old, new, _ in LABELLED if label == "paraphrase"
-       and new != "API keys must never be written to the logs."},
+    **{(old, new): "created" for label, old, new, _ in LABELLED if label == "paraphrase"},
     **{(old, new): "created" for label, old, new, _ in LABELLED if label == "synonym" and new in (
         "The nightly backup gets copied to a second region.", "Reviewers check each migration before it is merged.",
         "Uploads are stored in S3 via the uploads service.", "The mobile app talks to the API via the gateway.",

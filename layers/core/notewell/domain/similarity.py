@@ -46,8 +46,13 @@ STOPWORDS = frozenset(
 # ("is not the be-all" reaches past the stopwords to "be-all").
 NEGATION_WINDOW = 3
 NEGATION_REACH = 6
-# Below this share of shared-word pairs in the same order, two texts say their words in another order.
-REORDER_THRESHOLD = 0.75
+# Function words that order what stands around them ("from A to B", "A before B", "A rather than B", "the report
+# of the submission"): they can be the pivot of a reversal, as any content word or negation can. "and", "or", "is"
+# and the like cannot: "A or B" is "B or A", and "the capital of France is Paris" is "Paris is the capital of
+# France".
+ORDERING_WORDS = frozenset({"to", "from", "of", "than", "then", "before", "after", "over", "under", "into", "onto",
+                            "above", "below", "behind", "ahead", "towards", "toward", "via"})  # fmt: skip
+_BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
 
 
 def number(token: str) -> str:
@@ -74,17 +79,31 @@ def numbers(words: list[str]) -> set[str]:
     return {w for w in words if _NUMBER.search(w)}
 
 
-def order_agreement(old_words: list[str], new_words: list[str], shared: set[str]) -> float:
-    """Kendall-style agreement of the first positions of the shared words (1.0 when fewer than two are shared)."""
-    old_at = {w: i for i, w in reversed(list(enumerate(old_words))) if w in shared}
-    new_at = {w: i for i, w in reversed(list(enumerate(new_words))) if w in shared}
-    words = sorted(shared)
-    pairs = agree = 0
-    for i, first in enumerate(words):
-        for second in words[i + 1 :]:
-            pairs += 1
-            agree += (old_at[first] < old_at[second]) == (new_at[first] < new_at[second])
-    return agree / pairs if pairs else 1.0
+def crossed_pivot(old_words: list[str], new_words: list[str], arguments: set[str]) -> bool:
+    """Whether two of the `arguments` trade places across a word both texts share between them: "A calls B" and
+    "B calls A", "Kingston replaced Port Royal" and "Port Royal replaced Kingston". The pivot is a content word, a
+    negation or an ordering word (ORDERING_WORDS), never a symmetric one ("A or B", "X is Y"); a pivot the new (or
+    old) text puts in the passive voice ("B is called by A") says the same thing, and does not count."""
+    old_at = {w: i for i, w in reversed(list(enumerate(old_words)))}
+    new_at = {w: i for i, w in reversed(list(enumerate(new_words)))}
+    pivots = [
+        w for w in old_at.keys() & new_at.keys()
+        if (w not in STOPWORDS or w in ORDERING_WORDS) and not _NUMBER.search(w)
+    ]  # fmt: skip
+    placed = sorted(arguments & old_at.keys() & new_at.keys())
+    for pivot in pivots:
+        if _passive(old_words, old_at[pivot]) != _passive(new_words, new_at[pivot]):
+            continue
+        before = [w for w in placed if w != pivot and old_at[w] < old_at[pivot]]
+        after = [w for w in placed if w != pivot and old_at[w] > old_at[pivot]]
+        if any(new_at[a] < new_at[pivot] for a in after) and any(new_at[b] > new_at[pivot] for b in before):
+            return True
+    return False
+
+
+def _passive(words: list[str], at: int) -> bool:
+    """A verb in the passive voice: a form of "be" just before it and its agent after ("is called by")."""
+    return any(w in _BE for w in words[max(0, at - 2) : at]) and "by" in words[at + 1 : at + 5]
 
 
 def negated_words(words: list[str]) -> set[str]:
@@ -108,7 +127,7 @@ class Comparison:
     jaccard: float  # shared content words / all content words
     content_coverage: float  # shared content words / content words of the old text
     content_novelty: float  # content words only the new text has / content words of the new text
-    order_agreement: float  # share of shared-word pairs that keep their relative order (1.0: same order)
+    crossed: bool  # two shared words trade places across a shared pivot (crossed_pivot)
     numbers_changed: bool  # a number of the old text is gone and a new one appeared
     polarity_flipped: bool  # a shared word is negated in one text and not in the other
     longer: bool  # the new text has more words
@@ -119,8 +138,9 @@ class Comparison:
 
     @property
     def reordered(self) -> bool:
-        """The shared words stand in another order: "A calls B" against "B calls A"."""
-        return self.order_agreement < REORDER_THRESHOLD
+        """The claim's parts trade places around what relates them: "A calls B" against "B calls A". Other
+        reorderings say the same thing ("a marriage offer", "an offer of marriage"; "lighter or brighter")."""
+        return self.crossed
 
 
 CONTRASTS = frozenset({"instead", "rather", "unlike", "except", "against"})
@@ -139,7 +159,7 @@ def _stems(words: list[str]) -> list[str]:
 def compare(old: str, new: str) -> Comparison:
     old_words, new_words = tokens(old), tokens(new)
     if not old_words or not new_words:
-        return Comparison(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, False, False, len(new_words) > len(old_words))
+        return Comparison(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, False, False, False, len(new_words) > len(old_words))
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)
     # Content is compared by stem: "Payments call the ledger" and "the ledger calls payments" share every word.
@@ -163,7 +183,7 @@ def compare(old: str, new: str) -> Comparison:
         jaccard=len(shared_content) / union,
         content_coverage=len(shared_content) / (len(old_content) or 1),
         content_novelty=len(new_content - old_content) / (len(new_content) or 1),
-        order_agreement=order_agreement(old_words, new_words, shared_content),
+        crossed=crossed_pivot(old_words, new_words, shared_content),
         numbers_changed=bool(old_numbers - new_numbers) and bool(new_numbers - old_numbers),
         polarity_flipped=flipped,
         longer=len(new_words) > len(old_words),

@@ -1,0 +1,35 @@
+"""A reversal is two parts of a claim trading places across what relates them; other reorderings say the same
+thing. Without a model (words alone), as a store with no embeddings judges."""
+
+from __future__ import annotations
+
+import pytest
+
+from notewell.domain.admission import Verdict, judge
+
+REVERSED = [
+    ("Kingston replaced Port Royal as the commercial center of the island.",
+     "Port Royal replaced Kingston as the commercial center of the island."),
+    ("We use opaque tokens instead of JWTs.", "We use JWTs instead of opaque tokens."),
+    ("Payments call the ledger.", "The ledger calls payments."),
+    ("We deploy to staging before production.", "We deploy to production before staging."),
+    ("Traffic moves from the blue fleet to the green fleet.", "Traffic moves from the green fleet to the blue fleet."),
+    ("We keep the index of the archive.", "We keep the archive of the index."),
+]  # fmt: skip
+SAID_AGAIN = [
+    ("The worker chased the stale locks.", "The stale locks were chased by the worker."),  # passive voice
+    ("The capital of France is Paris.", "Paris is the capital of France."),  # "is" relates both ways
+    ("Make builds faster or cheaper.", "Make builds cheaper or faster."),  # "or" too
+    ("A marriage offer.", "An offer of marriage."),  # no shared word between the parts
+]
+
+
+@pytest.mark.parametrize(("old", "new"), REVERSED)
+def test_parts_trading_places_across_what_relates_them_is_a_conflict(old: str, new: str) -> None:
+    assert judge(old, new)[0] is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), SAID_AGAIN)
+def test_a_reordering_that_keeps_the_claim_is_never_a_conflict(old: str, new: str) -> None:
+    verdict, comparison = judge(old, new)
+    assert not comparison.reordered and verdict is not Verdict.CONFLICT
