@@ -10,7 +10,9 @@ reports those explicitly.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -86,17 +88,22 @@ def crossed_pivot(old_words: list[str], new_words: list[str], arguments: set[str
     old) text puts in the passive voice ("B is called by A") says the same thing, and does not count."""
     old_at = {w: i for i, w in reversed(list(enumerate(old_words)))}
     new_at = {w: i for i, w in reversed(list(enumerate(new_words)))}
-    pivots = [
-        w for w in old_at.keys() & new_at.keys()
-        if (w not in STOPWORDS or w in ORDERING_WORDS) and not _NUMBER.search(w)
-    ]  # fmt: skip
-    placed = sorted(arguments & old_at.keys() & new_at.keys())
-    for pivot in pivots:
-        if _passive(old_words, old_at[pivot]) != _passive(new_words, new_at[pivot]):
+    # The arguments by their place in the old text, with the latest new place of those before each point and the
+    # earliest new place of those after it: each pivot is then one lookup (long notes have hundreds of words).
+    placed = sorted((old_at[w], new_at[w]) for w in arguments if w in old_at and w in new_at)
+    if len(placed) < 2:
+        return False
+    olds = [o for o, _ in placed]
+    latest_before = list(itertools.accumulate((n for _, n in placed), max))
+    earliest_after = list(itertools.accumulate((n for _, n in reversed(placed)), min))[::-1]
+    for pivot, old_place in old_at.items():
+        new_place = new_at.get(pivot)
+        if new_place is None or (pivot in STOPWORDS and pivot not in ORDERING_WORDS) or _NUMBER.search(pivot):
             continue
-        before = [w for w in placed if w != pivot and old_at[w] < old_at[pivot]]
-        after = [w for w in placed if w != pivot and old_at[w] > old_at[pivot]]
-        if any(new_at[a] < new_at[pivot] for a in after) and any(new_at[b] > new_at[pivot] for b in before):
+        if _passive(old_words, old_place) != _passive(new_words, new_place):
+            continue
+        before, after = bisect.bisect_left(olds, old_place), bisect.bisect_right(olds, old_place)
+        if before and after < len(placed) and latest_before[before - 1] > new_place > earliest_after[after]:
             return True
     return False
 
