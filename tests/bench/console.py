@@ -5,7 +5,11 @@ in, and timed from request to complete response: what the server spends. The pro
 not tuned for this), with 20 disputed notes among its notes and one note edited 30 times (its page shows 20
 revisions as diffs). Target (issue 15): every page <= 100 ms at 10k notes.
 
-    python -m tests.bench.console [--sizes 1000,10000] [--rounds 30]
+Then the same pages on the DynamoDB store (moto, in this process) at a small and a larger project: the DynamoDB
+requests each page makes, which must not grow with the project (moto's latency says nothing of DynamoDB's, so
+nothing there is timed).
+
+    python -m tests.bench.console [--sizes 1000,10000] [--rounds 30] [--dynamo-sizes 50,650]
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 
+from notewell.adapters.dynamodb import DynamoDBStore
 from notewell.bootstrap import bootstrap
 from notewell.config import Settings
 from notewell.domain.model import NoteStatus, NoteType
@@ -31,9 +36,14 @@ from notewell.services.notes import NoteChanges
 from tests.bench.common import PROJECT, log, new_principal, seed, table
 from tests.bench.corpus import Corpus
 from tests.bench.stats import summarize
+from tests.support.dynamo import count_operations, dynamodb_store
 from tests.support.mcp_harness import running
 
+if TYPE_CHECKING:
+    from notewell.ports import Store
+
 SIZES = (1_000, 10_000)
+DYNAMO_SIZES = (50, 650)
 ROUNDS = 30
 TARGET_MS = 100.0
 
@@ -55,9 +65,11 @@ def pages(note_id: str, edited_id: str, query: str) -> dict[str, str]:
     }
 
 
-async def measure(size: int, rounds: int) -> dict[str, Any]:
+async def measure(size: int, rounds: int, store: Store | None = None) -> dict[str, Any]:
+    """Server time per page (`rounds` requests each), or with `store` (DynamoDB) its requests per page."""
     with tempfile.TemporaryDirectory(prefix="notewell-console-bench-") as tmp:
-        services = bootstrap(Settings(data_dir=Path(tmp), embedder="none"))
+        services = bootstrap(Settings(data_dir=Path(tmp), embedder="none", feed_horizon_seconds=0), store=store)
+        calls = count_operations(store.client) if isinstance(store, DynamoDBStore) else None
         principal = new_principal(services)
         issued = services.auth.create_key(principal.workspace_id, name="person")
         corpus = Corpus()
@@ -82,6 +94,13 @@ async def measure(size: int, rounds: int) -> dict[str, Any]:
             signed = await http.post("/console/sign-in", data={"csrf": csrf.group(1), "api_key": issued.secret})
             assert signed.status_code == 303, signed.text
             for name, path in pages(ids[size // 2], edited.note.id, query).items():
+                if calls is not None:
+                    await http.get(path)  # warm: the meter's and the key's first reads are not the page's
+                    calls.clear()
+                    response = await http.get(path)
+                    assert response.status_code == 200, (path, response.status_code, response.text[:500])
+                    results[name] = {"requests": sum(calls.values()), "by_operation": dict(calls)}
+                    continue
                 samples = []
                 for _ in range(rounds + 2):
                     started = time.perf_counter()
@@ -92,6 +111,13 @@ async def measure(size: int, rounds: int) -> dict[str, Any]:
                 results[name] = {"p50_ms": stats["p50_ms"], "p95_ms": stats["p95_ms"], "bytes": len(response.text)}
         services.meter.flush()
         return results
+
+
+def report_dynamo(runs: list[dict[str, Any]]) -> str:
+    names = [k for k in runs[0] if k not in ("notes", "seeding")]
+    header = ["page", *(f"{r['notes']:,} notes" for r in runs)]
+    rows = [[name, *(r[name]["requests"] for r in runs)] for name in names]
+    return "=== Console on DynamoDB (moto): requests per page, signed in ===\n" + table(header, rows)
 
 
 def report(runs: list[dict[str, Any]]) -> str:
@@ -123,13 +149,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
     parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--dynamo-sizes", default=",".join(str(s) for s in DYNAMO_SIZES))
     parser.add_argument("--out", type=Path, default=None, help="Also write the figures as JSON here.")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     runs = [asyncio.run(measure(size, args.rounds)) for size in sizes]
     print(report(runs))
+    dynamo = []
+    for size in (int(s) for s in args.dynamo_sizes.split(",") if s.strip()):
+        with dynamodb_store(table_name=f"notewell-console-{size}") as store:
+            dynamo.append(asyncio.run(measure(size, 1, store)))
+    if dynamo:
+        print(report_dynamo(dynamo))
     if args.out is not None:
-        args.out.write_text(json.dumps(runs, indent=2))
+        args.out.write_text(json.dumps({"sqlite": runs, "dynamodb": dynamo}, indent=2))
     return 0
 
 
