@@ -42,6 +42,12 @@ async def test_first_serve_prints_a_working_key_and_the_connect_commands(served:
                 assert not created.is_error and created.structured_content
         health = await http.get(url.replace("/mcp", "/health"))
         assert health.json() == {"status": "ok"}
+    # The console it names answers at the root, with its sign-in page.
+    console_url = output.split("Console for people: ", 1)[1].split()[0]
+    assert console_url == url.removesuffix("mcp")
+    async with httpx2.AsyncClient() as browser:
+        page = await browser.get(console_url)
+        assert page.status_code == 200 and "Sign in to the Notewell console" in page.text
 
 
 def test_keys_create_list_and_revoke_against_the_data_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
