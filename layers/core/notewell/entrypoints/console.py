@@ -249,11 +249,11 @@ class Console:
             assert who is not None
             if detail not in ("lean", "balanced", "deep"):
                 raise InvalidArgumentError("detail is lean, balanced or deep.")
-            self._services.console.project(who.principal, slug)
+            project = self._services.console.project(who.principal, slug)
             context = self._services.context.get_context(
                 who.principal, slug, query=query or None, detail=Detail(detail)
             )
-            conflicts = self._services.memory.conflicts(who.principal, slug)
+            conflicts = self._services.memory.conflicts_in(who.principal, project)
             return pages.project_page(viewer, context, conflicts, query=query, detail=detail,
                                       flash=request.query_params.get("done"))  # fmt: skip
 
@@ -265,8 +265,8 @@ class Console:
 
         def render(viewer: pages.Viewer) -> str:
             assert who is not None
-            self._services.console.project(who.principal, slug)
-            found = self._services.memory.conflicts(who.principal, slug)
+            project = self._services.console.project(who.principal, slug)
+            found = self._services.memory.conflicts_in(who.principal, project)
             return pages.conflicts_page(viewer, slug, found, flash=request.query_params.get("done"))
 
         return await self._read(request, who, "conflicts", render)
