@@ -38,7 +38,7 @@ def test_a_session_sealed_with_another_secret_or_altered_in_any_byte_is_refused(
 
 
 def test_an_oauth_flow_cookie_never_passes_for_a_session_nor_the_other_way() -> None:
-    flow = OAuthFlow(state="s", verifier="v" * 43, then="/", expires_at=1_000)
+    flow = OAuthFlow(state="s", verifier="v" * 43, client_id="client_1", then="/", expires_at=1_000)
     assert unseal_flow(seal_flow(flow, KEY_BYTES), KEY_BYTES, now=0) == flow
     assert unseal(seal_flow(flow, KEY_BYTES), KEY_BYTES, now=0) is None
     assert unseal_flow(seal(SESSION, KEY_BYTES), KEY_BYTES, now=0) is None

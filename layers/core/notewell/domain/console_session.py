@@ -35,6 +35,7 @@ class OAuthFlow:
 
     state: str
     verifier: str
+    client_id: str  # the console's client id the sign-in started with: the code is exchanged as that client
     then: str  # the console page to show after
     expires_at: int
 
@@ -96,13 +97,13 @@ def unseal(token: str, key: bytes, *, now: int) -> ConsoleSession | None:
 
 
 def seal_flow(flow: OAuthFlow, key: bytes) -> str:
-    return _seal("flow", [flow.state, flow.verifier, flow.then, flow.expires_at], key)
+    return _seal("flow", [flow.state, flow.verifier, flow.client_id, flow.then, flow.expires_at], key)
 
 
 def unseal_flow(token: str, key: bytes, *, now: int) -> OAuthFlow | None:
     values = _unseal(token, key, "flow", now)
-    if values is None or len(values) != 4 or not all(isinstance(v, str) for v in values[:3]):
+    if values is None or len(values) != 5 or not all(isinstance(v, str) for v in values[:4]):
         return None
-    state, verifier, then, expires_at = values
+    state, verifier, client_id, then, expires_at = values
     assert isinstance(expires_at, int)
-    return OAuthFlow(str(state), str(verifier), str(then), expires_at)
+    return OAuthFlow(str(state), str(verifier), str(client_id), str(then), expires_at)

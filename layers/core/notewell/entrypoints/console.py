@@ -154,12 +154,7 @@ class Console:
         except NotewellError as exc:
             message = exc.message
             return await anyio.to_thread.run_sync(lambda: self._sign_in_form(message, 401))
-        session = _cookie(self._session_cookie, token, secure=self._secure)
-        response = _see_other(_local(request.query_params.get("next")))
-        response.raw_headers.append((b"set-cookie", session.encode()))
-        spent = _cookie(self._csrf_cookie, "", secure=self._secure, max_age=0)
-        response.raw_headers.append((b"set-cookie", spent.encode()))
-        return response
+        return self._open_session(token, _local(request.query_params.get("next")), spent=self._csrf_cookie)
 
     async def oauth_start(self, request: Request) -> Response:
         """Sign in through the authorization server: off to its consent page, with the flow state in a cookie."""
@@ -181,10 +176,14 @@ class Console:
         except NotewellError as exc:
             message, status = exc.message, exc.status
             return await anyio.to_thread.run_sync(lambda: self._sign_in_form(message, status))
+        return self._open_session(token, then, spent=self._flow_cookie)
+
+    def _open_session(self, token: str, then: str, *, spent: str) -> Response:
+        """Off to `then` with the session cookie set, and the cookie that got the person here (`spent`) cleared."""
         response = _see_other(then)
-        response.raw_headers.append((b"set-cookie", _cookie(self._session_cookie, token, secure=self._secure).encode()))
-        spent = _cookie(self._flow_cookie, "", secure=self._secure, max_age=0)
-        response.raw_headers.append((b"set-cookie", spent.encode()))
+        for cookie in (_cookie(self._session_cookie, token, secure=self._secure),
+                       _cookie(spent, "", secure=self._secure, max_age=0)):  # fmt: skip
+            response.raw_headers.append((b"set-cookie", cookie.encode()))
         return response
 
     async def sign_out(self, request: Request) -> Response:
@@ -205,26 +204,26 @@ class Console:
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return _see_other(f"/console/sign-in?next={quote(target, safe='')}")
         viewer = self._viewer(who)
+        return await anyio.to_thread.run_sync(lambda: self._metered(who, viewer, view, lambda: _page(render(viewer))))
 
-        def work() -> tuple[str, int]:
-            started = time.perf_counter()
-            meter, principal = self._services.meter, who.principal
-            outcome, status = "ok", 200
-            try:
-                meter.admit_call(principal.workspace_id)
-                html = render(viewer)
-            except NotewellError as exc:
-                outcome, status = exc.code, exc.status
-                html = pages.error_page(viewer, exc.status, exc.message)
+    def _metered(self, who: SignedIn, viewer: pages.Viewer, view: str, call: Callable[[], Response]) -> Response:
+        """One call of `console:<view>` (in a worker thread): admitted like a tool call (a suspended workspace, a
+        used-up month), counted and timed; a NotewellError becomes its error page."""
+        started = time.perf_counter()
+        meter, principal = self._services.meter, who.principal
+        outcome = "ok"
+        try:
+            meter.admit_call(principal.workspace_id)
+            return call()
+        except NotewellError as exc:
+            outcome = exc.code
+            return _page(pages.error_page(viewer, exc.status, exc.message), exc.status)
+        finally:
             if outcome != "quota_exceeded":
                 # Counted as a call, like a tool's; a page is read by a person, so it returns no tokens.
                 meter.record_call(principal.workspace_id, f"console:{view}", 0, principal.project_id)
             if self._services.metrics is not None:
                 self._services.metrics.record_call(f"console:{view}", outcome, (time.perf_counter() - started) * 1000)
-            return html, status
-
-        html, status = await anyio.to_thread.run_sync(work)
-        return _page(html, status)
 
     def _projects(self, who: SignedIn, viewer: pages.Viewer, request: Request) -> str:
         rows = self._services.console.projects(who.principal)
@@ -350,22 +349,10 @@ class Console:
             return _page(pages.error_page(viewer, 403, "The page had expired; reload it and try again."), 403)
 
         def work() -> Response:
-            meter, principal = self._services.meter, who.principal
-            started = time.perf_counter()
-            outcome = "ok"
-            try:
-                meter.admit_call(principal.workspace_id)
-                done = change(who, form)
-            except NotewellError as exc:
-                outcome = exc.code
-                done = _page(pages.error_page(viewer, exc.status, exc.message), exc.status)
-            if outcome != "quota_exceeded":
-                meter.record_call(principal.workspace_id, f"console:{view}", 0, principal.project_id)
-            if self._services.metrics is not None:
-                self._services.metrics.record_call(f"console:{view}", outcome, (time.perf_counter() - started) * 1000)
+            done = change(who, form)
             return _see_other(done) if isinstance(done, str) else done
 
-        return await anyio.to_thread.run_sync(work)
+        return await anyio.to_thread.run_sync(lambda: self._metered(who, viewer, view, work))
 
     async def resolve(self, request: Request) -> Response:
         note_id = request.path_params["note"]

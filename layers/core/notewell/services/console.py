@@ -181,12 +181,11 @@ class ConsoleService:
         PKCE) and the sealed flow state to keep in a cookie until they come back."""
         if self._oauth is None:
             raise ConsoleSignInError("This server has no authorization server; sign in with an API key.")
-        flow = OAuthFlow(
-            self._deps.ids.secret(), self._deps.ids.secret(), then, self._now() + console_session.FLOW_SECONDS
-        )
+        ids, expires = self._deps.ids, self._now() + console_session.FLOW_SECONDS
+        flow = OAuthFlow(ids.secret(), ids.secret(), self._console_client(), then, expires)
         challenge = base64.urlsafe_b64encode(hashlib.sha256(flow.verifier.encode()).digest()).rstrip(b"=").decode()
         query = {
-            "response_type": "code", "client_id": self._console_client(), "redirect_uri": self._redirect_uri(),
+            "response_type": "code", "client_id": flow.client_id, "redirect_uri": self._redirect_uri(),
             "state": flow.state, "code_challenge": challenge, "code_challenge_method": "S256",
             "scope": " ".join(oauth_rules.SCOPES), "resource": oauth_rules.resource_url(self._oauth.issuer),
         }  # fmt: skip
@@ -212,7 +211,7 @@ class ConsoleService:
             refused = "You declined" if params["error"] == "access_denied" else "The authorization server refused"
             raise ConsoleSignInError(f"{refused} the sign-in; start again, or sign in with an API key.")
         pairs = [("grant_type", "authorization_code"), ("code", params.get("code", "")),
-                 ("redirect_uri", self._redirect_uri()), ("client_id", self._console_client()),
+                 ("redirect_uri", self._redirect_uri()), ("client_id", flow.client_id),
                  ("code_verifier", flow.verifier)]  # fmt: skip
         try:
             tokens = self._oauth.token(pairs, "application/x-www-form-urlencoded", basic_auth=False)
