@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import gc
-import os
+from notewell.entrypoints import cold_start
 
-if "AWS_LAMBDA_FUNCTION_NAME" in os.environ:
-    # A cold start builds ~100k objects (the SDK's and pydantic's classes, the clients) that all live as long as the
-    # container: collecting while they are made finds nothing and costs ~8 % of the cold start (tests/bench/
-    # cold_start.py). Collection resumes after the first invocation, with them frozen out of its way.
-    gc.disable()
+cold_start.begin()  # before the heavy imports below
 
 import functools
+import os
 from typing import TYPE_CHECKING, Any
 
 from notewell.bootstrap import Services, bootstrap
@@ -46,6 +42,4 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         # Lambda may freeze this container after the reply and recycle it unannounced: the counts that bill this
         # call are stored before it ends (one atomic increment per workspace and day, only when there are any).
         services.meter.flush()
-        if not gc.isenabled():  # the first invocation is over: what it built stays, later garbage is collected
-            gc.freeze()
-            gc.enable()
+        cold_start.first_invocation_over()
