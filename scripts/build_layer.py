@@ -11,6 +11,8 @@ start compiles it (about a second: `make bench` shows the figure), which the bui
 Why each step (figures from `make bench`, tests/bench/cold_start.py):
 - bytecode: Lambda's /opt is read-only, so nothing compiled at a cold start is kept for the next one;
 - botocore's data holds API models for some 400 services (28 MB of the layer); Notewell calls five;
+- uvicorn (and click, which only it uses) serves `notewell serve`, never a function: sse_starlette imports it when
+  present, at every cold start;
 - Powertools' event handlers and utilities are never imported (tests/integration/test_deploy_preparation.py runs
   the built function, logs and metrics included);
 - third-party modules ship as bytecode alone (their pinned sources are on PyPI): the layer would otherwise carry
@@ -36,6 +38,10 @@ BOTOCORE_SERVICES = ("dynamodb", "dynamodbstreams", "bedrock-runtime", "cloudfor
 # Powertools is pinned whole, but the functions use its logging formatter and metrics only: its event handlers
 # and utilities (4 MB) are never imported. What they do import of `utilities`:
 POWERTOOLS_UTILITIES_KEPT = ("__init__.py", "jmespath_utils", "typing")
+# The local HTTP server and its command-line parser: `notewell serve` runs uvicorn, a function never does. The MCP
+# SDK requires it but imports it only to run a server itself, and sse_starlette only tries to, to hook its shutdown
+# (an ImportError it expects): shipping it costs every cold start ~20 ms of imports (make bench).
+SERVER_ONLY = ("uvicorn", "click")
 RUNTIME_VERSION = "3.13"  # template.yaml's Runtime
 DEFAULT_PLATFORM = "manylinux2014_aarch64"  # template.yaml's Architectures: [arm64]
 
@@ -64,7 +70,8 @@ def prune(target: Path) -> int:
     unused = [powertools / "event_handler"] + [
         entry for entry in (powertools / "utilities").iterdir() if entry.name not in POWERTOOLS_UTILITIES_KEPT
     ]
-    for stale in [*unused, *target.rglob("__pycache__"), target / "bin"]:
+    server_only = [entry for name in SERVER_ONLY for entry in (target / name, *target.glob(f"{name}-*.dist-info"))]
+    for stale in [*unused, *server_only, *target.rglob("__pycache__"), target / "bin"]:
         if stale.is_dir():
             removed += _size(stale)
             shutil.rmtree(stale)

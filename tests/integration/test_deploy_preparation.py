@@ -83,6 +83,7 @@ def test_sam_build_makes_a_pruned_layer_and_handler_only_functions(built: Path) 
     layer = built / "CoreLayer" / "python"
     assert (layer / "notewell" / "bootstrap.py").exists() and (layer / "mcp").is_dir()
     assert sorted(p.name for p in (layer / "botocore" / "data").iterdir() if p.is_dir()) == sorted(BOTOCORE_SERVICES)
+    assert not list(layer.glob("uvicorn*")) and not list(layer.glob("click*"))  # `notewell serve`'s, not a function's
     for function in ("McpFunction", "ConsoleFunction", "OAuthTokenFunction", "IndexerFunction"):
         assert sorted(p.name for p in (built / function).iterdir()) == ["app.py"]
     layer_bytes = sum(p.stat().st_size for p in layer.rglob("*") if p.is_file())

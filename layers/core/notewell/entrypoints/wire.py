@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 
 
 class Wire(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+    # defer_build: a model's validator and serializer are built when it is first used, not at import; a cold
+    # Lambda start builds the one or two its first call returns instead of all thirty.
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, defer_build=True)
     _text: str | None = PrivateAttr(default=None)
 
     def as_text(self) -> str | None:
