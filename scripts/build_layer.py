@@ -10,7 +10,8 @@ start compiles it (about a second: `make bench` shows the figure), which the bui
 
 Why each step (figures from `make bench`, tests/bench/cold_start.py):
 - bytecode: Lambda's /opt is read-only, so nothing compiled at a cold start is kept for the next one;
-- botocore's data holds API models for some 400 services (28 MB of the layer); Notewell calls five;
+- botocore's data holds API models for some 400 services (28 MB of the layer); Notewell calls five; its endpoint
+  list, which every first client parses, names the same 400;
 - uvicorn (and click, which only it uses) serves `notewell serve`, never a function: sse_starlette imports it when
   present, at every cold start;
 - Powertools' event handlers and utilities are never imported (tests/integration/test_deploy_preparation.py runs
@@ -22,6 +23,8 @@ Why each step (figures from `make bench`, tests/bench/cold_start.py):
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -66,6 +69,7 @@ def prune(target: Path) -> int:
         if entry.is_dir() and entry.name not in BOTOCORE_SERVICES:
             removed += _size(entry)
             shutil.rmtree(entry)
+    removed += _prune_endpoints(data)
     powertools = target / "aws_lambda_powertools"
     unused = [powertools / "event_handler"] + [
         entry for entry in (powertools / "utilities").iterdir() if entry.name not in POWERTOOLS_UTILITIES_KEPT
@@ -79,6 +83,25 @@ def prune(target: Path) -> int:
             removed += _size(stale)
             stale.unlink()
     return removed
+
+
+def _prune_endpoints(data: Path) -> int:
+    """endpoints.json lists every service of every partition (1.3 MB), and botocore parses it whole when it makes
+    its first client (~10-20 ms of each cold start): keep the entries of the services left in `data`, found under
+    their endpoint prefix (dynamodbstreams answers as streams.dynamodb)."""
+    prefixes = set()
+    for service in data.iterdir():
+        for model in sorted(service.glob("*/service-2.json*"))[-1:]:  # the newest API version's model
+            raw = model.read_bytes()
+            metadata = json.loads(gzip.decompress(raw) if model.suffix == ".gz" else raw)["metadata"]
+            prefixes.add(metadata.get("endpointPrefix", service.name))
+    path = data / "endpoints.json"
+    before = path.stat().st_size
+    endpoints = json.loads(path.read_text())
+    for partition in endpoints["partitions"]:
+        partition["services"] = {k: v for k, v in partition["services"].items() if k in prefixes}
+    path.write_text(json.dumps(endpoints, separators=(",", ":")))
+    return before - path.stat().st_size
 
 
 def runtime_python(version: str) -> str | None:

@@ -83,6 +83,9 @@ def test_sam_build_makes_a_pruned_layer_and_handler_only_functions(built: Path) 
     layer = built / "CoreLayer" / "python"
     assert (layer / "notewell" / "bootstrap.py").exists() and (layer / "mcp").is_dir()
     assert sorted(p.name for p in (layer / "botocore" / "data").iterdir() if p.is_dir()) == sorted(BOTOCORE_SERVICES)
+    endpoints = json.loads((layer / "botocore" / "data" / "endpoints.json").read_text())
+    listed = {service for partition in endpoints["partitions"] for service in partition["services"]}
+    assert listed == {"cloudformation", "dynamodb", "secretsmanager", "streams.dynamodb", "sts"}  # prefixes; no bedrock
     assert not list(layer.glob("uvicorn*")) and not list(layer.glob("click*"))  # `notewell serve`'s, not a function's
     for function in ("McpFunction", "ConsoleFunction", "OAuthTokenFunction", "IndexerFunction"):
         assert sorted(p.name for p in (built / function).iterdir()) == ["app.py"]
