@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -11,14 +12,12 @@ from notewell.ports import AuthRecords, RecentWrites, SequencedFeed
 from notewell.services.access import Deps
 from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
-from notewell.services.console import ConsoleService
 from notewell.services.context import ContextService
 from notewell.services.meaning import Meaning
 from notewell.services.memory import MemoryService
 from notewell.services.metering import Meter
 from notewell.services.notes import NoteService
 from notewell.services.oauth import Grants, OAuthService
-from notewell.services.portability import PortabilityService
 from notewell.services.projects import ProjectService, TagService
 from notewell.services.search import SearchService
 from notewell.services.workspace import WorkspaceService
@@ -37,10 +36,12 @@ if TYPE_CHECKING:
         Store,
         VectorSearch,
     )
+    from notewell.services.console import ConsoleService
     from notewell.services.indexing import NoteIndexer, StackReindexReport, UpgradeReport
+    from notewell.services.portability import PortabilityService
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Services:
     deps: Deps
     meaning: Meaning | None  # None: no embedding model configured (keyword search only)
@@ -54,11 +55,20 @@ class Services:
     meter: Meter
     tags: TagService
     workspaces: WorkspaceService
-    portability: PortabilityService
-    console: ConsoleService
+    # Built on first use: most calls need neither, and a cold Lambda start would import and build both for nothing.
+    build_portability: Callable[[], PortabilityService]
+    build_console: Callable[[], ConsoleService]
     oauth: OAuthService | None = None  # None: no issuer configured, /mcp takes API keys only
     grants: Grants | None = None  # None: a store without OAuth state
     metrics: CallMetrics | None = None  # None: no operational metrics (local runs)
+
+    @functools.cached_property
+    def portability(self) -> PortabilityService:
+        return self.build_portability()
+
+    @functools.cached_property
+    def console(self) -> ConsoleService:
+        return self.build_console()
 
 
 def bootstrap(
@@ -71,7 +81,6 @@ def bootstrap(
     embedder: Embedder | None = None,
     client_documents: ClientDocuments | None = None,
 ) -> Services:
-    from notewell.adapters.jsonl import JsonlCodec
     from notewell.adapters.system import SystemClock, UlidIdSource
 
     if store is None:
@@ -112,14 +121,30 @@ def bootstrap(
         meter=meter,
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),
-        portability=PortabilityService(deps, JsonlCodec(), notes, meter),
-        console=ConsoleService(
+        build_portability=lambda: _portability(deps, notes, meter),
+        build_console=lambda: _console(
             deps, auth, notes, changes, meter, secret, oauth, store if isinstance(store, AuthRecords) else None
         ),
         oauth=oauth,
         grants=Grants(deps, store) if isinstance(store, AuthRecords) else None,
         metrics=_metrics_for(settings),
     )
+
+
+def _portability(deps: Deps, notes: NoteService, meter: Meter) -> PortabilityService:
+    from notewell.adapters.jsonl import JsonlCodec
+    from notewell.services.portability import PortabilityService
+
+    return PortabilityService(deps, JsonlCodec(), notes, meter)
+
+
+def _console(
+    deps: Deps, auth: AuthService, notes: NoteService, changes: ChangesService, meter: Meter, secret: bytes,
+    oauth: OAuthService | None, records: AuthRecords | None,
+) -> ConsoleService:  # fmt: skip
+    from notewell.services.console import ConsoleService
+
+    return ConsoleService(deps, auth, notes, changes, meter, secret, oauth, records)
 
 
 def _metrics_for(settings: Settings) -> CallMetrics | None:
