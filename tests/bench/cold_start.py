@@ -158,8 +158,8 @@ def report(results: dict[str, Any]) -> str:
     lines.append(f"  bytecode makes import plus first call {ratio:.1f}x faster (median of {results['runs']} runs each)")
     lines.append(
         f"  layer as deployed (arm64, python3.13): {layer['unzipped_mb']} MB unzipped, {layer['zipped_mb']} MB zipped "
-        f"(-{layer['pruned_mb']} MB pruned: unused botocore models and Powertools parts, third-party sources beside "
-        f"their bytecode; bytecode: {layer['bytecode']})"
+        f"(-{layer['pruned_mb']} MB pruned: unused botocore models and endpoints, Powertools parts and uvicorn, "
+        f"third-party sources beside their bytecode; bytecode: {layer['bytecode']})"
     )
     heavy = ", ".join(f"{name} {ms:.0f}" for name, ms in results["heaviest_imports_ms"])
     lines.append(f"  heaviest imports (ms, cumulative): {heavy}")

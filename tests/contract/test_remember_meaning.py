@@ -64,6 +64,25 @@ def test_a_changed_fact_is_a_conflict_with_both_resolutions(
     assert outcome.existing.id in context
 
 
+@pytest.mark.parametrize(
+    ("old", "same", "other"),
+    [
+        ("The API's rate limit is 5,000 requests per minute.", "The API's rate limit is 5000 requests per minute.",
+         "The API's rate limit is 6,000 requests per minute."),
+        ("The orders table holds 5m rows.", "The orders table holds 5 million rows.",
+         "The orders table holds 50 million rows."),
+        ("The nightly deploy window opens at 5.30 p.m.", "The nightly deploy window opens at 5.30pm.",
+         "The nightly deploy window opens at 6.30 p.m."),
+    ],
+)  # fmt: skip
+def test_a_figure_written_another_way_is_the_same_figure(
+    services: Services, me: Principal, old: str, same: str, other: str
+) -> None:
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, same) is RememberStatus.DUPLICATE  # not another value, not a conflict
+    assert remember(services, me, other) is RememberStatus.CONFLICT
+
+
 def test_a_paraphrase_is_a_duplicate_by_meaning(services: Services, me: Principal) -> None:
     if services.meaning is None:
         # Words alone cannot tell that "stored in Postgres (v16)" is "PostgreSQL 16 as the primary database":

@@ -16,6 +16,7 @@ import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
+from decimal import Decimal
 
 from notewell.domain.stemming import stem
 
@@ -57,6 +58,40 @@ ORDERING_WORDS = frozenset({"to", "from", "of", "than", "then", "before", "after
 _BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
 
 
+# One amount written several ways: "$1.0 bn", "$1 billion" and "US$1b" say the same, "5.30 p.m.", "5:30pm" and
+# "17h30" are "17:30", and "5,000" is "5000". Rewritten to one form before comparing, or a note restating a figure
+# reads as another figure. A lone letter counts as a scale only glued to the number ("38b", "5k"): "2 m" may be metres.
+_THOUSANDS = re.compile(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?=\.\d|(?!\w|,\d))")
+_SCALED = re.compile(
+    r"(?<![\w.,])(\d+(?:\.\d+)?)(?:[\s-]?(thousand|million|mn|billion|bn|trillion|tn)|-?(k|m|b))(?!\w)", re.IGNORECASE
+)
+_CLOCK = re.compile(r"(?<![\w.,])(1[0-2]|0?[1-9])(?:[.:]([0-5]\d))?\s?([ap])\.?\s?m(?!\w)\.?", re.IGNORECASE)
+_CLOCK_H = re.compile(r"(?<![\w.,])([01]?\d|2[0-3])h([0-5]\d)(?!\w)", re.IGNORECASE)  # 17h30
+_SCALES = {"k": 3, "thousand": 3, "m": 6, "mn": 6, "million": 6, "b": 9, "bn": 9, "billion": 9, "tn": 12,
+           "trillion": 12}  # fmt: skip
+
+
+def _scaled(match: re.Match[str]) -> str:
+    amount = Decimal(match.group(1)).scaleb(_SCALES[(match.group(2) or match.group(3)).casefold()])
+    return format(amount.normalize(), "f")
+
+
+def amounts(text: str) -> str:
+    """`text` with each amount written one way: thousands separators dropped, a scale word or suffix multiplied out
+    ("$1.0 bn" -> "$1000000000"), a clock time on the 24-hour clock ("5.30 p.m." -> "17:30")."""
+    if not _NUMBER.search(text):
+        return text
+    text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
+    text = _SCALED.sub(_scaled, text)
+    text = _CLOCK.sub(_clock, text)
+    return _CLOCK_H.sub(lambda m: f"{int(m.group(1))}:{m.group(2)}", text)
+
+
+def _clock(match: re.Match[str]) -> str:
+    hour = int(match.group(1)) % 12 + (12 if match.group(3).casefold() == "p" else 0)
+    return f"{hour}:{match.group(2) or '00'}"
+
+
 def number(token: str) -> str:
     """A number as written, casefolded, without a version's leading "v" ("v16" and "16" are one number)."""
     token = token.casefold()
@@ -64,7 +99,7 @@ def number(token: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return [number(t) for t in _TOKEN.findall(text)]
+    return [number(t) for t in _TOKEN.findall(amounts(text))]
 
 
 def bigrams(words: list[str]) -> set[tuple[str, str]]:
