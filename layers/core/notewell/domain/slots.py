@@ -195,8 +195,8 @@ def changed_slots(old: str, new: str) -> SlotChange:
     capital_swaps = [
         (" ".join(gone), " ".join(came))
         for gone, came in swaps
-        if any(w in a.capitalised for w in gone)
-        and any(w in b.capitalised for w in came)
+        if any(w in a.capitalised and w not in CONNECTIVES for w in gone)
+        and any(w in b.capitalised and w not in CONNECTIVES for w in came)
         and not (a.headline or b.headline)
     ]
     capital_swap = bool(capital_swaps)
@@ -217,6 +217,14 @@ def changed_slots(old: str, new: str) -> SlotChange:
     )
 
 
+# Words that open a sentence with a capital and name nothing: "Yet a process…" / "However, a process…" is no name
+# swapped for another.
+CONNECTIVES = STOPWORDS | {
+    "yet", "however", "moreover", "furthermore", "besides", "thus", "therefore", "hence", "still", "meanwhile",
+    "nevertheless", "nonetheless", "indeed", "though", "although", "while", "whereas", "now", "today", "here",
+    "there", "first", "firstly", "second", "secondly", "finally", "instead", "otherwise", "accordingly",
+    "consequently", "additionally", "similarly", "likewise", "overall", "currently", "previously", "initially",
+}  # fmt: skip
 MAX_REPLACED_WORDS = 3
 # Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
 FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
