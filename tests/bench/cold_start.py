@@ -8,15 +8,22 @@ every module it imports), RUNS fresh processes each, median reported. Also the l
 as built for the deployed architecture (arm64), and the modules whose import costs most (python -X importtime).
 
 Wall-clock figures of this machine, not Lambda's: compare them with each other (bytecode vs source, before vs after
-a change), and with the issue's target for the same proxy (import plus first call <= 800 ms).
+a change), and with the issue's target for the same proxy (import plus first call <= 800 ms). With `--against REF`
+the deployed build of another commit runs in the same rounds, and the report gives the median of the per-round
+ratios of the two totals: the one comparison this machine's drifting speed leaves standing.
+
+    python -m tests.bench.cold_start [--runs 21] [--against feb407f]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import statistics
+import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
@@ -94,7 +101,22 @@ def measure(python: str, cases: dict[str, tuple[dict[str, str], dict[str, Any]]]
             report, _ = invoke(python, env, [event])
             assert report["answers"][0]["statusCode"] == 200, (name, report["answers"][0])
             samples[name].append((report["import_ms"], report["call_ms"][0]))
-    return {name: summary(found) for name, found in samples.items()}
+    results: dict[str, Any] = {name: summary(found) for name, found in samples.items()}
+    results["totals"] = {name: [i + c for i, c in found] for name, found in samples.items()}
+    return results
+
+
+def checkout(ref: str, target: Path) -> Path:
+    """The tree of commit `ref` (git archive), for building its layer and running its function."""
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", ref], capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tree:
+        tree.extractall(target, filter="data")
+    return target
+
+
+def paired_ratio(after: list[float], before: list[float]) -> float:
+    """Median over rounds of after/before: both ran in each round, so a drift of the machine's speed cancels."""
+    return statistics.median(a / b for a, b in zip(after, before, strict=True))
 
 
 def heaviest_imports(python: str, env: dict[str, str], event: dict[str, Any], top: int = 12) -> list[tuple[str, float]]:
@@ -111,7 +133,7 @@ def heaviest_imports(python: str, env: dict[str, str], event: dict[str, Any], to
     return sorted(by_package.items(), key=lambda item: -item[1])[:top]
 
 
-def run(runs: int) -> dict[str, Any]:
+def run(runs: int, against: str | None = None) -> dict[str, Any]:
     python = runtime_python(RUNTIME_VERSION)
     version = RUNTIME_VERSION
     if python is None:  # measure with what there is, and say so
@@ -138,7 +160,21 @@ def run(runs: int) -> dict[str, Any]:
                     # Outside Lambda (no AWS_LAMBDA_FUNCTION_NAME) app.py leaves collection on during the start.
                     cases[GC_ON] = ({k: v for k, v in env.items() if k != "AWS_LAMBDA_FUNCTION_NAME"}, event)
                     cases[CONSOLE_FN] = (function_environment(layer, CONSOLE, endpoint, TABLE), console_event(session))
+            if against is not None:
+                tree = checkout(against, Path(tmp) / "against" / "tree")
+                layer = Path(tmp) / "against" / "python"
+                subprocess.run(
+                    [sys.executable, str(tree / "scripts" / "build_layer.py"), str(layer), "--platform",
+                     host_platform(), "--python-version", version],
+                    check=True, cwd=tree,
+                )  # fmt: skip
+                then = function_environment(layer, tree / "functions" / "mcp", endpoint, TABLE)
+                cases[f"at {against}"] = (then, event)
             results.update(measure(python, cases, runs))
+            if against is not None:
+                totals = results["totals"]
+                results["against"] = {"ref": against, "rounds": runs,
+                                      "ratio": paired_ratio(totals["bytecode"], totals[f"at {against}"])}  # fmt: skip
     return results
 
 
@@ -150,12 +186,22 @@ def report(results: dict[str, Any]) -> str:
     ]
     notes = {GC_ON: "  (bytecode, collecting during the start: as before)",
              CONSOLE_FN: "  (bytecode; a signed-in project page, no MCP SDK)"}  # fmt: skip
-    for label in [*(v[0] for v in VARIANTS), GC_ON, CONSOLE_FN]:
+    against = results.get("against")
+    labels = [*(v[0] for v in VARIANTS), GC_ON, CONSOLE_FN]
+    if against:
+        labels.append(f"at {against['ref']}")
+        notes[labels[-1]] = "  (bytecode: that commit's layer and function)"
+    for label in labels:
         r = results[label]
         lines.append(f"  {label:<12} {r['import_ms']:>10.0f} {r['first_call_ms']:>14.0f} {r['total_ms']:>9.0f} "
                      f"{r['max_total_ms']:>9.0f}{notes.get(label, '')}")  # fmt: skip
     ratio = results["source only"]["total_ms"] / results["bytecode"]["total_ms"]
     lines.append(f"  bytecode makes import plus first call {ratio:.1f}x faster (median of {results['runs']} runs each)")
+    if against:
+        lines.append(
+            f"  against {against['ref']}: import plus first call takes {against['ratio']:.3f} of that commit's "
+            f"(median of the per-round ratios, {against['rounds']} rounds)"
+        )
     lines.append(
         f"  layer as deployed (arm64, python3.13): {layer['unzipped_mb']} MB unzipped, {layer['zipped_mb']} MB zipped "
         f"(-{layer['pruned_mb']} MB pruned: unused botocore models and endpoints, Powertools parts and uvicorn, "
@@ -170,8 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--out", type=Path, default=None, help="Also write the figures as JSON here.")
+    parser.add_argument("--against", default=None, help="Also run the deployed build of this commit, paired.")
     args = parser.parse_args(argv)
-    results = run(args.runs)
+    results = run(args.runs, args.against)
     print(report(results))
     if args.out is not None:
         args.out.write_text(json.dumps(results, indent=2))
