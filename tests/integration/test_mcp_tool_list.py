@@ -12,11 +12,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import bpe_openai
+import httpx2
 import jsonschema
 import pytest
 
 from notewell.services.notes import NoteChanges
-from tests.support.mcp_harness import connect, make_app, make_keys, ok, running
+from tests.support.mcp_harness import BASE, connect, make_app, make_keys, ok, running
 from tests.support.tool_calls import ARGUMENTS, OTHER
 
 if TYPE_CHECKING:
@@ -163,3 +164,39 @@ async def test_every_tool_accepts_every_argument_it_advertises_filled_from_the_s
             jsonschema.Draft202012Validator(tool.input_schema).validate(arguments)
             result = await client.call_tool(tool.name, arguments)
             assert not result.is_error, (tool.name, arguments, result.structured_content)
+
+
+async def test_a_server_builds_only_the_tools_it_is_asked_for_and_lists_them_in_one_order(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold Lambda answers one request: building every tool's argument model and schema for it cost ~60 ms of
+    each cold start. Whatever was called first, tools/list keeps the registration order."""
+    from mcp.server.mcpserver.tools import Tool
+
+    built: list[str] = []
+    from_function = Tool.from_function
+
+    def counting(fn: Any, name: str | None = None, **options: Any) -> Tool:
+        built.append(name or fn.__name__)
+        return from_function(fn, name=name, **options)
+
+    monkeypatch.setattr(Tool, "from_function", counting)
+    key, note = seeded(services)
+    envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}}  # fmt: skip
+    arguments = ARGUMENTS["get_note"](note)
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "get_note", "arguments": arguments, "_meta": envelope}}  # fmt: skip
+    headers = {"authorization": f"Bearer {key}", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "get_note"}  # fmt: skip
+    async with running(make_app(services)) as app:
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app), base_url=BASE) as http:
+            answer = await http.post("/mcp", json=call, headers=headers)  # as a stateless client sends it, alone
+        assert answer.status_code == 200 and '"isError":false' in answer.text.replace(" ", ""), answer.text
+        assert built == ["get_note"]
+        async with connect(app, key, "auto") as client:
+            after_a_call = [t.name for t in (await client.list_tools()).tools]
+    assert sorted(built) == sorted(ARGUMENTS)  # listing built the rest, each once
+    assert after_a_call == [t.name for t in await listed(services, key)]
+    assert after_a_call[0] == "get_context"  # the registration order: orientation first

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.tools import Tool, ToolManager
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
@@ -224,11 +225,49 @@ def _links(links: list[LinkIn] | None) -> list[Link] | None:
     return None if links is None else [Link(x.target, x.relation) for x in links]
 
 
+class _ToolsBuiltOnUse(ToolManager):
+    """Tools are built (argument model and JSON schema, ~3 ms each) when first asked for, not when registered: a cold
+    Lambda answering one tools/call builds one tool instead of twenty, and initialize builds none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending: dict[str, Callable[[], Tool]] = {}
+        self._order: list[str] = []  # registration order: tools/list does not depend on what was called first
+
+    def defer(self, name: str, build: Callable[[], Tool]) -> None:
+        self._pending[name] = build
+        self._order.append(name)
+
+    def add_tool(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Tool:
+        tool = super().add_tool(fn, *args, **kwargs)
+        if tool.name not in self._order:
+            self._order.append(tool.name)
+        return tool
+
+    def get_tool(self, name: str) -> Tool | None:
+        build = self._pending.pop(name, None)
+        if build is not None:
+            self._tools[name] = build()
+        return super().get_tool(name)
+
+    def list_tools(self) -> list[Tool]:
+        return [tool for name in self._order if (tool := self.get_tool(name)) is not None]
+
+    def remove_tool(self, name: str) -> None:
+        self.get_tool(name)
+        super().remove_tool(name)
+        self._order.remove(name)
+
+
 class _LeanToolList(MCPServer):
     """tools/list with lean schemas and one-line descriptions: every agent pays for the list at session start."""
 
     _listed: list[ListedTool] | None = None
     writing_tools: frozenset[str] = frozenset()  # tools not marked read-only: they need the notes:write scope
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
+        self._tool_manager: _ToolsBuiltOnUse = _ToolsBuiltOnUse()
 
     async def list_tools(self) -> list[ListedTool]:
         if self._listed is None:  # the tools are fixed once the server is built
@@ -266,9 +305,12 @@ def build_server(services: Services) -> MCPServer:
             # structured_output=False: the wrapper returns a CallToolResult made from the wire model itself, so an
             # output schema would only be generated (about a third of registering the tools, on a cold start) and
             # each result validated against the model it was just dumped from, for a schema tools/list drops.
-            server.add_tool(
-                tool_result(fn, services.meter, services.metrics), name=name, annotations=annotations,
-                structured_output=False,
+            server._tool_manager.defer(
+                name,
+                lambda: Tool.from_function(
+                    tool_result(fn, services.meter, services.metrics), name=name, annotations=annotations,
+                    structured_output=False,
+                ),
             )  # fmt: skip
 
         return register
