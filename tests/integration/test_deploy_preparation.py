@@ -104,6 +104,7 @@ def test_the_built_function_answers_the_api_gateway_events(
     assert [a["statusCode"] for a in answers] == [200, 200, 200]
     # Collection is off during the cold start only: after the first invocation it runs, its objects frozen.
     assert report["gc_enabled"] and report["gc_frozen"] > 10_000
+    assert not report["mcp_client"]  # the SDK's client side is never imported into the function
     tools = json.loads(answers[0]["body"])["result"]["tools"]
     assert {"get_context", "remember", "search_notes"} <= {t["name"] for t in tools}
     found = json.loads(answers[2]["body"])["result"]["structuredContent"]

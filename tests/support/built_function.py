@@ -50,7 +50,8 @@ for n, event in enumerate(events):
     call_ms.append((time.perf_counter() - before) * 1000)
 import gc
 print(json.dumps({"import_ms": (imported - started) * 1000, "call_ms": call_ms, "answers": answers,
-                  "gc_enabled": gc.isenabled(), "gc_frozen": gc.get_freeze_count()}))
+                  "gc_enabled": gc.isenabled(), "gc_frozen": gc.get_freeze_count(),
+                  "mcp_client": "mcp.client" in sys.modules}))
 """
 
 
