@@ -98,6 +98,30 @@ def test_a_paraphrase_is_a_duplicate_by_meaning(services: Services, me: Principa
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The deploy job builds the container image.", "The deploy job constructs the container image."),
+        ("The importer ignores rows with a blank email.", "The importer disregards rows with a blank email."),
+        ("The gateway rejects a request without a token.", "The gateway refuses a request without a token."),
+        ("The cache keeps entries for an hour.", "The cache retains entries for an hour."),
+    ],
+)  # fmt: skip
+def test_a_word_swapped_for_a_synonym_is_a_duplicate_and_for_a_rival_a_conflict(
+    store: Store, clock: FixedClock, old: str, new: str
+) -> None:
+    """The sentence model alone flagged the first two as conflicts and stored the others beside the old note: it
+    cannot tell another word for a thing from another value. The lexicon (WordNet) can."""
+    services = bootstrap(Settings(embedder="local"), store=store, clock=clock)
+    me = services.auth.authenticate(services.auth.create_key(services.auth.create_workspace("acme").id).secret)
+    assert me is not None
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) is RememberStatus.DUPLICATE
+    rival = "A guitar teacher books lessons through the app.", "A violin teacher books lessons through the app."
+    assert remember(services, me, rival[0]) is RememberStatus.CREATED
+    assert remember(services, me, rival[1]) is RememberStatus.CONFLICT
+
+
 class CountingEmbedder(HashEmbedder):
     """The deterministic test embedder, counting the texts it is asked to embed."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from notewell.domain.admission import Verdict, judge
-from notewell.domain.similarity import amounts
+from notewell.domain.similarity import amounts, compare, tokens
 
 
 @pytest.mark.parametrize(
@@ -62,3 +62,23 @@ def test_the_same_amount_written_otherwise_is_a_duplicate(old: str, new: str) ->
 )
 def test_another_amount_is_still_a_conflict(old: str, new: str) -> None:
     assert judge(old, new)[0] is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("Amendment No 7 changes the references.", ["amendment", "number", "7", "changes", "the", "references"]),
+        ("See ticket no. 42 first.", ["see", "ticket", "number", "42", "first"]),
+        ("No 2 services share a table.", ["no", "2", "services", "share", "a", "table"]),  # opens a sentence
+        ("There is no 7th replica.", ["there", "is", "no", "7th", "replica"]),
+        ("We keep no 3 copies alike.", ["we", "keep", "no", "3", "copies", "alike"]),
+    ],
+)
+def test_no_before_a_number_is_a_number_only_when_written_as_one(text: str, read: list[str]) -> None:
+    assert tokens(text) == read
+
+
+def test_a_numbered_item_named_otherwise_negates_nothing() -> None:
+    old, new = "Amendment No 7 drops the retry limit.", "Amendment 7 drops the retry limit."
+    assert not compare(old, new).altered and judge(old, new)[0] is not Verdict.CONFLICT
+    assert judge("Service 2 keeps a replica.", "No 2 services keep a replica.")[0] is Verdict.CONFLICT

@@ -82,6 +82,7 @@ def bootstrap(
     client_documents: ClientDocuments | None = None,
 ) -> Services:
     from notewell.adapters.system import SystemClock, UlidIdSource
+    from notewell.adapters.wordnet_lexicon import PackagedLexicon  # loads its data on first use, not here
 
     if store is None:
         store, search = _store_for(settings)
@@ -90,7 +91,11 @@ def bootstrap(
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
     if embedder is None:
         embedder = _embedder_for(settings)
-    meaning = Meaning(embedder, _vectors_for(store, search, embedder), deps.clock) if embedder is not None else None
+    meaning = (
+        Meaning(embedder, _vectors_for(store, search, embedder), deps.clock, PackagedLexicon())
+        if embedder is not None
+        else None
+    )
     meter = Meter(store, deps.clock)
     notes = NoteService(deps, meter, meaning)
     search_service = SearchService(deps, search, meaning, fresh=_fresh_for(store, search))

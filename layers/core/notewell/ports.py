@@ -60,6 +60,13 @@ class EmbeddingUnavailableError(SearchUnavailableError):
     """The embedder failed, is not installed, or ran out of its time; the caller searches by keywords instead."""
 
 
+class Lexicon(Protocol):
+    """Knowledge of words a sentence model lacks: whether a phrase put in place of another says the same (a synonym,
+    a broader term, a derived form) or gives another value."""
+
+    def alike(self, old: str, new: str) -> bool: ...
+
+
 class Embedder(Protocol):
     """Turns texts into vectors of one model: unit length, `dimensions` floats each, comparable by dot product.
 

@@ -50,7 +50,8 @@ SYNONYM_MEANING = 0.97  # a word swapped in place leaves the claim this close on
 TOPIC_MEANING = 0.7  # about the same thing: a changed slot between such texts is a conflict even in other words
 # A phrase put in place of another, weighed by the cosine of the two phrases alone: a synonym above the first,
 # another value (yellow/red, bedroom/kitchen, near/far from) below the second; between them the model cannot
-# tell, so the new text is neither a duplicate nor a conflict and is stored. Tuned on the tune split.
+# tell, so the new text is neither a duplicate nor a conflict and is stored. Tuned on the tune split. A pair the
+# lexicon holds alike (WordNet: the same sense, a broader one, a derived form) weighs 1.0 whatever the model says.
 SYNONYM_REPLACEMENT = 0.75
 VALUE_REPLACEMENT = 0.6
 
@@ -83,8 +84,9 @@ def judge(
     *,
     shortcut: bool = True,
 ) -> tuple[Verdict, Comparison]:
-    """`meaning`: the cosine of the two texts' embeddings; `replacements`: the cosine of each phrase pair of
-    replacements_of(old, new), where a model weighed them. Without either, the word rules decide alone.
+    """`meaning`: the cosine of the two texts' embeddings; `replacements`: how alike each phrase pair of
+    replacements_of(old, new) is, where they were weighed (1.0 for a pair the lexicon holds alike, else the model's
+    cosine: Meaning.pair_similarities). Without either, the word rules decide alone.
     `shortcut=False` runs every rule even for texts out of each other's reach (tests check it changes nothing)."""
     c = compare(old, new)
     if shortcut and not _within_reach(
@@ -208,7 +210,7 @@ def admit(
 ) -> Judgement:
     """The verdict for `content` against every candidate: the strongest one wins, in contract order. `meaning`:
     the cosine of the content's embedding with each candidate's, by note id, where a model gave one;
-    `replacements`: the model's cosine of each phrase pair of replacements_of()."""
+    `replacements`: how alike each phrase pair of replacements_of() is (Meaning.pair_similarities)."""
     best: dict[Verdict, tuple[float, Note, Comparison]] = {}
     for note in candidates:
         verdict, comparison = judge(comparable_text(note), content, (meaning or {}).get(note.id), replacements)

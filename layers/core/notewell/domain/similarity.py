@@ -23,6 +23,9 @@ from notewell.domain.stemming import stem
 # Numbers and versions stay whole ("3.11", "v2", "100ms"), other words split on non-word characters.
 _TOKEN = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*|[^\W\d_]+(?:'[a-z]+)?", re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
+# "Amendment No 7", "ticket no. 42": the abbreviation of "number", not a negation. Only written so: a capital mid-
+# sentence or a dot ("No 2 services share a table" opens a sentence and is a negation).
+_NUMERO = re.compile(r"(?:(?<=[^\W\d_] )No|\b[Nn]o\.)\s*(?=\d+\b)")
 
 NEGATIONS = frozenset(
     {
@@ -99,7 +102,7 @@ def number(token: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return [number(t) for t in _TOKEN.findall(amounts(text))]
+    return [number(t) for t in _TOKEN.findall(amounts(_NUMERO.sub("number ", text)))]
 
 
 def bigrams(words: list[str]) -> set[tuple[str, str]]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from notewell.domain.model import Note
-    from notewell.ports import Clock, Embedder, Vector, VectorSearch
+    from notewell.ports import Clock, Embedder, Lexicon, Vector, VectorSearch
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +33,11 @@ WARM_UP_TIMEOUT_SECONDS = 120.0
 
 
 class Meaning:
-    def __init__(self, embedder: Embedder, vectors: VectorSearch | None, clock: Clock) -> None:
+    def __init__(
+        self, embedder: Embedder, vectors: VectorSearch | None, clock: Clock, lexicon: Lexicon | None = None
+    ) -> None:
         self._embedder = embedder
+        self._lexicon = lexicon
         self._vectors = vectors
         self._clock = clock
         self._resting_until: datetime | None = None
@@ -85,17 +88,21 @@ class Meaning:
         return {note_id: _dot(vector, other) for note_id, other in known.items()}
 
     def pair_similarities(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float] | None:
-        """The cosine of each pair of short phrases (one batch for all), or None when the model cannot answer."""
+        """How alike each pair of short phrases is (old, new): 1.0 where the lexicon holds them alike (a synonym, a
+        broader term, a derived form), else the cosine of the model's vectors, one batch for the rest. None when
+        the model cannot answer for the rest."""
         wanted = list(dict.fromkeys(pairs))
-        phrases = list(dict.fromkeys(p for pair in wanted for p in pair))
+        alike = {pair: 1.0 for pair in wanted if self._lexicon is not None and self._lexicon.alike(*pair)}
+        rest = [pair for pair in wanted if pair not in alike]
+        phrases = list(dict.fromkeys(p for pair in rest for p in pair))
         if not phrases:
-            return {}
+            return alike
         try:
             vectors = dict(zip(phrases, self.embed(phrases), strict=True))
         except EmbeddingUnavailableError:
-            logger.warning("could not weigh %d replaced phrases; judging them by words", len(wanted))
+            logger.warning("could not weigh %d replaced phrases; judging them by words", len(rest))
             return None
-        return {(a, b): _dot(vectors[a], vectors[b]) for a, b in wanted}
+        return alike | {(a, b): _dot(vectors[a], vectors[b]) for a, b in rest}
 
     def index(self, workspace_id: str, notes: Sequence[Note], known: Mapping[str, Vector] | None = None) -> int:
         """Compute and store the vectors of `notes` (live ones), reusing `known` ones; returns how many were stored.

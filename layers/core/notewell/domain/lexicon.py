@@ -1,0 +1,121 @@
+"""Which words mean the same, from WordNet: the knowledge an embedding model lacks to tell a synonym from a rival.
+
+A sentence model puts "a kid slices an onion" as close to "a child cuts an onion" as to "a child peels an
+onion": it cannot tell another word for the same thing from another value in the same slot. WordNet can. Two
+phrases are alike when they share a sense, when one names a broader sense of the other within BROADER_STEPS
+("guardianship" / "protection", "slicing" / "cutting"), or when one is derived from or pertains to the other
+("Syrian" / "Syria", "consider" / "consideration"). Co-hyponyms (guitar / violin, kitchen / bedroom) and antonyms
+are not alike: they are the values a conflict is about.
+
+Pure: the text of the lexicon (scripts/build_lexicon.py) comes in, answers go out. Its sections are split into
+lines on load and a line is read only when a word is looked up: loading is a few splits, not a parse.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+BROADER_STEPS = 2  # "slicing" -> "cutting" is one step; three reach "change" from "amendment", and "room" from both
+#                    "kitchen" and "bedroom"'s neighbours: tuned on the tune split (tests/quality)
+# Inflections that WordNet's own lookup ("morphy") strips, by part of speech, before it looks a word up.
+_ENDINGS = {
+    "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"),
+          ("ies", "y")),
+    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"), ("ing", "")),
+    "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
+    "r": (),
+}  # fmt: skip
+# Words a phrase is made of that say nothing about what it names.
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "with", "or", "and", "is", "are", "was", "were", "be",
+    "been", "being", "it", "its", "this", "that", "these", "those", "as", "from", "can", "may", "will", "would",
+    "should", "could", "do", "does", "did", "has", "have", "had", "not", "no", "never",
+})  # fmt: skip  # negations too: whether a claim is negated is the similarity rules' to say, not a sense of a word
+_WORD = re.compile(r"[a-z][a-z'-]*|\S*\d\S*")
+_DIGIT = re.compile(r"\d")
+
+
+class Lexicon:
+    def __init__(self, text: str) -> None:
+        body = "\n".join(line for line in text.split("\n", 8) if not line.startswith("#"))  # the header's comment
+        sections = body.strip("\n").split("\n\n")
+        if len(sections) != 4:
+            raise ValueError("not a lexicon of scripts/build_lexicon.py: it has four sections, a blank line apart")
+        self._words = sections[0].split("\n")  # "word part:senses...", sorted by word
+        self._broader = sections[1].split("\n")  # line i: the broader senses of sense i ("-": none)
+        self._derived = sections[2].split("\n")
+        self._forms: dict[tuple[str, str], tuple[str, ...]] = {}
+        for line in sections[3].split("\n"):
+            part, form, *bases = line.split()
+            self._forms[(part, form)] = tuple(bases)
+
+    def alike(self, old: str, new: str) -> bool:
+        """Whether phrase `new` says what phrase `old` said (see the module's doc). Phrases that hold a number are
+        never alike here: numbers are the slot rules' to compare. Unknown words are not alike."""
+        old_words, new_words = _content_words(old), _content_words(new)
+        if not old_words or not new_words or any(_DIGIT.search(w) for w in (*old_words, *new_words)):
+            return False
+        old_whole, new_whole = "_".join(old_words), "_".join(new_words)  # WordNet writes "dining room" so
+        old_known, new_known = self.senses(old_whole), self.senses(new_whole)
+        if old_known and new_known:  # both entries as they stand: "kitchen" / "dining room" is decided whole
+            return self._related(old_known, new_known)
+        old_parts = [(old_whole, old_known)] if old_known else [(w, self.senses(w)) for w in old_words]
+        new_parts = [(new_whole, new_known)] if new_known else [(w, self.senses(w)) for w in new_words]
+        return any(
+            self._related(a, b) for x, a in old_parts if a for y, b in new_parts if b and x != y
+        )  # a word both phrases keep says nothing of the ones they swap
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 -- the lexicon lives as long as the process
+    def senses(self, word: str) -> frozenset[int]:
+        """Every sense of `word` as written or inflected ("geese", "slicing"), in any part of speech."""
+        found: set[int] = set()
+        for part, endings in _ENDINGS.items():
+            candidates = {word, *self._forms.get((part, word), ())}
+            candidates.update(word[: len(word) - len(end)] + base for end, base in endings if _strips(word, end))
+            for candidate in candidates:
+                found.update(self._senses_of(candidate, part))
+        return frozenset(found)
+
+    def _senses_of(self, lemma: str, part: str) -> Iterable[int]:
+        at = bisect.bisect_left(self._words, lemma + " ")  # " " sorts before every character of a word
+        if at == len(self._words) or not self._words[at].startswith(lemma + " "):
+            return ()
+        for field in self._words[at].split()[1:]:
+            if field.startswith(part + ":"):
+                return map(int, field[2:].split(","))
+        return ()
+
+    def _related(self, old: frozenset[int], new: frozenset[int]) -> bool:
+        if old & new:
+            return True
+        if any(self._neighbours(self._derived, s) & new for s in old) or any(
+            self._neighbours(self._derived, s) & old for s in new
+        ):
+            return True
+        return bool(self._within(old, BROADER_STEPS) & new) or bool(self._within(new, BROADER_STEPS) & old)
+
+    def _within(self, senses: frozenset[int], steps: int) -> set[int]:
+        reached, frontier = set(senses), set(senses)
+        for _ in range(steps):
+            frontier = {b for s in frontier for b in self._neighbours(self._broader, s)} - reached
+            reached |= frontier
+        return reached
+
+    @staticmethod
+    def _neighbours(table: list[str], sense: int) -> set[int]:
+        value = table[sense] if sense < len(table) else "-"
+        return set() if value == "-" else {int(x) for x in value.split()}
+
+
+def _strips(word: str, ending: str) -> bool:
+    return word.endswith(ending) and len(word) > len(ending) + 1
+
+
+def _content_words(phrase: str) -> list[str]:
+    return [w for w in _WORD.findall(phrase.casefold()) if w not in _FUNCTION_WORDS]
