@@ -94,6 +94,8 @@ def lexicon(tmp_path_factory: pytest.TempPathFactory) -> Lexicon:
         ("slicing", "cutting"),  # inflected verbs, a step apart
         ("kids", "youngsters"),
         ("Syrian", "Syria"),  # pertains to it
+        ("Syrian", "Syria's"),  # a possessive is the word
+        ("the kids'", "a child’s"),
         ("cut", "cutting"),
         ("geese", "goose"),  # an irregular form
         ("the violin", "a fiddle"),  # function words say nothing
@@ -150,7 +152,7 @@ def test_a_file_that_is_not_a_lexicon_is_refused() -> None:
     ("old", "new", "alike"),
     [
         ("kid", "child", True), ("slicing", "cutting", True), ("guardianship", "protection", True),
-        ("Syria", "Syrian", True), ("US", "American", True), ("car", "automobile", True),
+        ("Syria", "Syrian", True), ("US", "American", True), ("car", "automobile", True), ("French", "France's", True),
         ("guitar", "violin", False), ("man", "woman", False), ("kitchen", "dining room", False),
         ("PostgreSQL", "MySQL", False), ("GraphQL", "REST", False), ("Vercel", "Netlify", False),
         ("Japan", "China", False), ("red", "yellow", False), ("18th", "11th", False),

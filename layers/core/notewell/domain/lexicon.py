@@ -39,6 +39,7 @@ _FUNCTION_WORDS = frozenset({
 })  # fmt: skip  # negations too: whether a claim is negated is the similarity rules' to say, not a sense of a word
 _WORD = re.compile(r"[a-z][a-z'-]*|\S*\d\S*")
 _DIGIT = re.compile(r"\d")
+_POSSESSIVE = re.compile(r"'s?$")  # "France's" is France; WordNet's lookup does not strip it
 
 
 class Lexicon:
@@ -118,4 +119,5 @@ def _strips(word: str, ending: str) -> bool:
 
 
 def _content_words(phrase: str) -> list[str]:
-    return [w for w in _WORD.findall(phrase.casefold()) if w not in _FUNCTION_WORDS]
+    words = (_POSSESSIVE.sub("", w) for w in _WORD.findall(phrase.casefold().replace("\u2019", "'")))
+    return [w for w in words if w and w not in _FUNCTION_WORDS]
