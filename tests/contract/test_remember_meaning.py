@@ -73,6 +73,8 @@ def test_a_changed_fact_is_a_conflict_with_both_resolutions(
          "The orders table holds 50 million rows."),
         ("The nightly deploy window opens at 5.30 p.m.", "The nightly deploy window opens at 5.30pm.",
          "The nightly deploy window opens at 6.30 p.m."),
+        ("We keep three replicas of the orders table.", "We keep 3 replicas of the orders table.",
+         "We keep five replicas of the orders table."),
     ],
 )  # fmt: skip
 def test_a_figure_written_another_way_is_the_same_figure(

@@ -22,10 +22,19 @@ from notewell.domain.similarity import amounts, compare, tokens
         ("at 5.30 p.m.", "at 17:30"),
         ("at 5:30pm, or 17h30", "at 17:30, or 17:30"),
         ("at 10 AM sharp, 12 a.m. or 12pm", "at 10:00 sharp, 0:00 or 12:00"),
+        ("three replicas, Twenty-five nodes, two million users", "3 replicas, 25 nodes, 2000000 users"),
+        ("acquitted on one count; one service calls another", "acquitted on 1 count; 1 service calls another"),
     ],
 )
 def test_amounts_are_written_one_way(written: str, read: str) -> None:
     assert amounts(written) == read
+
+
+@pytest.mark.parametrize(
+    "text", ["one of the many", "the new one", "No one knows", "each one of them", "This is one.", "someone", "ones"]
+)
+def test_one_as_a_pronoun_is_no_number(text: str) -> None:
+    assert amounts(text) == text
 
 
 @pytest.mark.parametrize(

@@ -79,9 +79,42 @@ def _scaled(match: re.Match[str]) -> str:
     return format(amount.normalize(), "f")
 
 
+_UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")  # fmt: skip
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+# A number written as a word is that number ("three replicas" is "3 replicas", and not "5 replicas"). "One" is a
+# number only before a word that is not "of"/"another"/..., after none of the words that make it a pronoun ("the
+# new one", "one of them", "no one", "each one").
+_NUMBER_WORD = re.compile(
+    rf"(?<![\w-])(?:(?P<tens>{'|'.join(_TENS)})(?:-(?P<unit>{'|'.join(_UNITS[1:10])}))?"
+    rf"|(?P<small>{'|'.join(_UNITS)}))(?![\w-])",
+    re.IGNORECASE,
+)
+_PRONOUN_ONE_BEFORE = frozenset({"the", "no", "each", "every", "any", "this", "that", "which", "a", "an", "some",
+                                 "such", "another", "only", "last", "next", "someone", "anyone"})  # fmt: skip
+_PRONOUN_ONE_AFTER = re.compile(r"\s+(?!(?:of|another|by|or|and|at|in|on|to)\b)[^\W\d_]")
+
+
+def _number_word(match: re.Match[str]) -> str:
+    if match.group("tens"):
+        unit = match.group("unit")
+        tens = 10 * (_TENS.index(match.group("tens").casefold()) + 2)
+        return str(tens + (_UNITS.index(unit.casefold()) if unit else 0))
+    word = match.group("small").casefold()
+    if word == "one":
+        before = match.string[: match.start()].split()
+        if (before and before[-1].casefold() in _PRONOUN_ONE_BEFORE) or not _PRONOUN_ONE_AFTER.match(
+            match.string, match.end()
+        ):
+            return match.group()
+    return str(_UNITS.index(word))
+
+
 def amounts(text: str) -> str:
-    """`text` with each amount written one way: thousands separators dropped, a scale word or suffix multiplied out
-    ("$1.0 bn" -> "$1000000000"), a clock time on the 24-hour clock ("5.30 p.m." -> "17:30")."""
+    """`text` with each amount written one way: a number word as digits ("three" -> "3"), thousands separators
+    dropped, a scale word or suffix multiplied out ("$1.0 bn" -> "$1000000000"), a clock time on the 24-hour clock
+    ("5.30 p.m." -> "17:30")."""
+    text = _NUMBER_WORD.sub(_number_word, text)
     if not _NUMBER.search(text):
         return text
     text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
