@@ -124,6 +124,22 @@ def test_a_word_swapped_for_a_synonym_is_a_duplicate_and_for_a_rival_a_conflict(
     assert remember(services, me, rival[1]) is RememberStatus.CONFLICT
 
 
+def test_without_a_model_the_lexicon_still_tells_a_rival_value_from_another_word_for_the_same(
+    store: Store, clock: FixedClock
+) -> None:
+    """By words alone the violin was stored beside the guitar (created), "Children" read as a name swapped for
+    "Kids" (conflict) and "constructs" as new wording (created)."""
+    services = bootstrap(Settings(embedder="none"), store=store, clock=clock)
+    me = services.auth.authenticate(services.auth.create_key(services.auth.create_workspace("acme").id).secret)
+    assert me is not None and services.meaning is None
+    assert remember(services, me, "A guitar teacher books lessons through the app.") is RememberStatus.CREATED
+    assert remember(services, me, "A violin teacher books lessons through the app.") is RememberStatus.CONFLICT
+    assert remember(services, me, "Kids use the mobile app to book lessons.") is RememberStatus.CREATED
+    assert remember(services, me, "Children use the mobile app to book lessons.") is RememberStatus.DUPLICATE
+    assert remember(services, me, "The deploy job builds the container image.") is RememberStatus.CREATED
+    assert remember(services, me, "The deploy job constructs the container image.") is RememberStatus.DUPLICATE
+
+
 class CountingEmbedder(HashEmbedder):
     """The deterministic test embedder, counting the texts it is asked to embed."""
 

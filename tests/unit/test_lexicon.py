@@ -122,6 +122,20 @@ def test_other_values_are_not_alike(lexicon: Lexicon, old: str, new: str) -> Non
     assert not lexicon.alike(old, new)
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "relation"),
+    [
+        ("kid", "child", "alike"), ("slicing", "cutting", "alike"),
+        ("guitar", "violin", "rival"), ("kitchen", "dining room", "rival"),  # one kind, another value
+        ("slicing", "peeling", "rival"),
+        ("guitar", "child", None),  # nothing in common: the lexicon cannot say what the swap means
+        ("Vercel", "Netlify", None), ("violin 2", "violin 3", None), ("reproduce violins or", "kitchen", None),
+    ],
+)  # fmt: skip
+def test_a_rival_is_another_value_of_the_same_kind(lexicon: Lexicon, old: str, new: str, relation: str | None) -> None:
+    assert lexicon.relation(old, new) == relation
+
+
 class CountingEmbedder(HashEmbedder):
     def __init__(self) -> None:
         super().__init__()

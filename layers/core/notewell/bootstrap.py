@@ -91,15 +91,14 @@ def bootstrap(
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
     if embedder is None:
         embedder = _embedder_for(settings)
+    lexicon = PackagedLexicon()
     meaning = (
-        Meaning(embedder, _vectors_for(store, search, embedder), deps.clock, PackagedLexicon())
-        if embedder is not None
-        else None
+        Meaning(embedder, _vectors_for(store, search, embedder), deps.clock, lexicon) if embedder is not None else None
     )
     meter = Meter(store, deps.clock)
     notes = NoteService(deps, meter, meaning)
     search_service = SearchService(deps, search, meaning, fresh=_fresh_for(store, search))
-    memory = MemoryService(deps, notes, search_service)
+    memory = MemoryService(deps, notes, search_service, lexicon)
     auth = AuthService(deps)  # one for the MCP side and the authorization server alike
     secret = _cursor_key(settings, store)
     oauth = (

@@ -66,6 +66,10 @@ class Lexicon(Protocol):
 
     def alike(self, old: str, new: str) -> bool: ...
 
+    def relation(self, old: str, new: str) -> str | None:
+        """ "alike", "rival" (another value of the same kind: guitar/violin), or None when the lexicon cannot say."""
+        ...
+
 
 class Embedder(Protocol):
     """Turns texts into vectors of one model: unit length, `dimensions` floats each, comparable by dot product.

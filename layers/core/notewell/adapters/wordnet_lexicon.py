@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import threading
-from importlib import resources
 
 from notewell.domain.lexicon import Lexicon
 
@@ -22,10 +21,15 @@ class PackagedLexicon:
     def alike(self, old: str, new: str) -> bool:
         return self._loaded().alike(old, new)
 
+    def relation(self, old: str, new: str) -> str | None:
+        return self._loaded().relation(old, new)
+
     def _loaded(self) -> Lexicon:
         if self._lexicon is None:
             with self._lock:  # concurrent first calls load it once
                 if self._lexicon is None:
+                    from importlib import resources  # tempfile, random...: not on a cold start's path
+
                     packed = resources.files("notewell").joinpath(*RESOURCE).read_bytes()
                     self._lexicon = Lexicon(gzip.decompress(packed).decode("utf-8"))
         return self._lexicon

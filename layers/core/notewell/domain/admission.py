@@ -116,6 +116,8 @@ def judge(
         return Verdict.RESTATEMENT, c
     if same_claim and not reversal and meaning is not None and meaning >= DUPLICATE_MEANING and not slots.new_values:
         return Verdict.DUPLICATE, c  # the same claim in other words
+    if same_claim and not reversal and meaning is None and _reworded_alike(slots, replacements):
+        return Verdict.DUPLICATE, c  # no model, but every word changed is one the lexicon holds for the same
     on_topic = meaning is not None and meaning >= TOPIC_MEANING
     if (c.altered or slots.numbers_swapped) and (
         (c.overlap >= ALTERED_OVERLAP and c.jaccard >= ALTERED_JACCARD) or on_topic
@@ -148,6 +150,14 @@ def _weigh_replacements(
     if replacements is not None:  # weighed, and no phrase stands in place of another: words moved around
         return False, slots.word_swapped and meaning is not None and meaning < SYNONYM_MEANING
     return slots.word_swapped and meaning is not None and meaning < SYNONYM_MEANING, False
+
+
+def _reworded_alike(slots: SlotChange, weights: Mapping[tuple[str, str], float] | None) -> bool:
+    """The only change is phrases put in place of others, each weighed a synonym ("builds" -> "constructs")."""
+    return (
+        weights is not None and slots.only_replacements and not slots.new_values
+        and all(weights.get(r, 0.0) >= SYNONYM_REPLACEMENT for r in slots.replacements)
+    )  # fmt: skip
 
 
 def _renamed_alike(slots: SlotChange, weights: Mapping[tuple[str, str], float]) -> bool:

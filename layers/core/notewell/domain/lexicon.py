@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+ALIKE, RIVAL = "alike", "rival"
 BROADER_STEPS = 2  # "slicing" -> "cutting" is one step; three reach "change" from "amendment", and "room" from both
 #                    "kitchen" and "bedroom"'s neighbours: tuned on the tune split (tests/quality)
+RIVAL_STEPS = 2  # guitar and violin are one step below "stringed instrument"; kitchen and bedroom below "room"
 # Inflections that WordNet's own lookup ("morphy") strips, by part of speech, before it looks a word up.
 _ENDINGS = {
     "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"), ("men", "man"),
@@ -59,18 +61,27 @@ class Lexicon:
     def alike(self, old: str, new: str) -> bool:
         """Whether phrase `new` says what phrase `old` said (see the module's doc). Phrases that hold a number are
         never alike here: numbers are the slot rules' to compare. Unknown words are not alike."""
+        return self.relation(old, new) == ALIKE
+
+    def relation(self, old: str, new: str) -> str | None:
+        """ALIKE (see alike()), RIVAL (two entries, neither alike nor unrelated: senses with a broader sense in
+        common within RIVAL_STEPS, as guitar and violin have "stringed instrument"), or None (unknown words,
+        numbers, or words with nothing in common)."""
         old_words, new_words = _content_words(old), _content_words(new)
         if not old_words or not new_words or any(_DIGIT.search(w) for w in (*old_words, *new_words)):
-            return False
+            return None
         old_whole, new_whole = "_".join(old_words), "_".join(new_words)  # WordNet writes "dining room" so
         old_known, new_known = self.senses(old_whole), self.senses(new_whole)
         if old_known and new_known:  # both entries as they stand: "kitchen" / "dining room" is decided whole
-            return self._related(old_known, new_known)
+            if self._related(old_known, new_known):
+                return ALIKE
+            kin = self._within(old_known, RIVAL_STEPS) & self._within(new_known, RIVAL_STEPS)
+            return RIVAL if kin and old_whole != new_whole else None
         old_parts = [(old_whole, old_known)] if old_known else [(w, self.senses(w)) for w in old_words]
         new_parts = [(new_whole, new_known)] if new_known else [(w, self.senses(w)) for w in new_words]
-        return any(
-            self._related(a, b) for x, a in old_parts if a for y, b in new_parts if b and x != y
-        )  # a word both phrases keep says nothing of the ones they swap
+        if any(self._related(a, b) for x, a in old_parts if a for y, b in new_parts if b and x != y):
+            return ALIKE  # a word both phrases keep says nothing of the ones they swap
+        return None
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 -- the lexicon lives as long as the process
     def senses(self, word: str) -> frozenset[int]:

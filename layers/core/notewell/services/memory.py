@@ -21,13 +21,16 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from notewell.domain.model import IdempotencyRecord, SearchHit
-    from notewell.ports import Vector
+    from notewell.ports import Lexicon, Vector
     from notewell.services.search import SearchService
 
 logger = logging.getLogger(__name__)
 
 REVIEWED_TYPES = frozenset({NoteType.DECISION, NoteType.CONSTRAINT, NoteType.ARCHITECTURE})
 CANDIDATES = 8  # notes compared per remember: the search index's best matches, never the whole project
+# Without a model, a replaced phrase the lexicon knows weighs as a synonym (alike) or as another value (rival: a
+# word of the same kind, guitar for violin); admission's thresholds read them as a model's cosine would be read.
+LEXICON_WEIGHTS = {"alike": 1.0, "rival": 0.0}
 NEIGHBOURS = 5
 REPEATS = 20  # notes starting like new content, checked for a repeat word for word
 CANDIDATE_STATUSES = frozenset({NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED})
@@ -125,10 +128,11 @@ class Conflict:
 
 
 class MemoryService:
-    def __init__(self, deps: Deps, notes: NoteService, search: SearchService) -> None:
+    def __init__(self, deps: Deps, notes: NoteService, search: SearchService, lexicon: Lexicon | None = None) -> None:
         self._deps = deps
         self._notes = notes
         self._search = search
+        self._lexicon = lexicon
 
     # ----- remember ----------------------------------------------------------------------------------------
 
@@ -256,6 +260,10 @@ class MemoryService:
             if meaning and similarities is not None
             else None
         )
+        if replacements is None and self._lexicon is not None:  # no model: the pairs the lexicon can tell
+            pairs = admission.replacements_of(content, candidates, similarities)
+            relations = {pair: self._lexicon.relation(*pair) for pair in pairs}
+            replacements = {pair: LEXICON_WEIGHTS[r] for pair, r in relations.items() if r in LEXICON_WEIGHTS}
         return admission.admit(
             content, candidates, allow_conflicts=request.force, meaning=similarities, replacements=replacements
         )
