@@ -5,11 +5,9 @@ place), a paraphrase is a duplicate, and get_context never shows two contradicti
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import pytest
 
-from notewell.adapters.hash_embedder import HashEmbedder
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import EmbedderChoice, Settings
@@ -17,11 +15,7 @@ from notewell.domain.hybrid import embedding_text
 from notewell.domain.model import NoteType, Principal
 from notewell.ports import Store
 from notewell.services.memory import RememberRequest, RememberStatus
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from notewell.ports import Vector
+from tests.support.embedders import CountingEmbedder
 
 POSTGRES = "We use PostgreSQL 16 as the primary database for orders; tests run against SQLite."
 
@@ -138,18 +132,6 @@ def test_without_a_model_the_lexicon_still_tells_a_rival_value_from_another_word
     assert remember(services, me, "Children use the mobile app to book lessons.") is RememberStatus.DUPLICATE
     assert remember(services, me, "The deploy job builds the container image.") is RememberStatus.CREATED
     assert remember(services, me, "The deploy job constructs the container image.") is RememberStatus.DUPLICATE
-
-
-class CountingEmbedder(HashEmbedder):
-    """The deterministic test embedder, counting the texts it is asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[Vector]:
-        self.texts.extend(texts)
-        return super().embed(texts, timeout=timeout)
 
 
 def test_an_exact_repeat_is_a_duplicate_before_the_model_runs(store: Store, clock: FixedClock) -> None:

@@ -12,18 +12,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from notewell.adapters.hash_embedder import HashEmbedder
 from notewell.adapters.system import FixedClock
 from notewell.adapters.wordnet_lexicon import PackagedLexicon
 from notewell.domain.lexicon import Lexicon
 from notewell.services.meaning import Meaning
 from scripts import build_lexicon
+from tests.support.embedders import CountingEmbedder
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from pathlib import Path
 
-    from notewell.ports import Vector
 
 LICENCE = "  1 This software and database is being provided to you, the LICENSEE, by Princeton University\n"
 # offset: (type, words, pointers as (symbol, offset, part)); offsets are WordNet's byte offsets, any unique number here
@@ -134,16 +132,6 @@ def test_other_values_are_not_alike(lexicon: Lexicon, old: str, new: str) -> Non
 )  # fmt: skip
 def test_a_rival_is_another_value_of_the_same_kind(lexicon: Lexicon, old: str, new: str, relation: str | None) -> None:
     assert lexicon.relation(old, new) == relation
-
-
-class CountingEmbedder(HashEmbedder):
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, texts: Sequence[str], *, timeout: float | None = None) -> list[Vector]:
-        self.texts.extend(texts)
-        return super().embed(texts, timeout=timeout)
 
 
 def test_replaced_phrases_the_lexicon_holds_alike_weigh_fully_and_cost_the_model_nothing(lexicon: Lexicon) -> None:
