@@ -67,7 +67,7 @@ class Lexicon(Protocol):
     def alike(self, old: str, new: str) -> bool: ...
 
     def relation(self, old: str, new: str) -> str | None:
-        """ "alike", "rival" (another value of the same kind: guitar/violin), or None when the lexicon cannot say."""
+        """Either "alike", "rival" (another value of the same kind: guitar/violin), or None: the lexicon cannot say."""
         ...
 
 

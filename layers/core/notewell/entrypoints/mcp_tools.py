@@ -10,6 +10,7 @@ import difflib
 import functools
 import json
 import logging
+import threading
 import time
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec
@@ -233,6 +234,7 @@ class _ToolsBuiltOnUse(ToolManager):
         super().__init__()
         self._pending: dict[str, Callable[[], Tool]] = {}
         self._order: list[str] = []  # registration order: tools/list does not depend on what was called first
+        self._building = threading.Lock()  # a second caller of a tool being built waits for it, never misses it
 
     def defer(self, name: str, build: Callable[[], Tool]) -> None:
         self._pending[name] = build
@@ -245,9 +247,12 @@ class _ToolsBuiltOnUse(ToolManager):
         return tool
 
     def get_tool(self, name: str) -> Tool | None:
-        build = self._pending.pop(name, None)
-        if build is not None:
-            self._tools[name] = build()
+        if name in self._pending:
+            with self._building:
+                build = self._pending.get(name)
+                if build is not None:
+                    self._tools[name] = build()
+                    del self._pending[name]  # only once built: until then a caller waits here
         return super().get_tool(name)
 
     def list_tools(self) -> list[Tool]:
