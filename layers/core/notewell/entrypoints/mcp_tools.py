@@ -270,10 +270,6 @@ class _LeanToolList(MCPServer):
     _listed: list[ListedTool] | None = None
     writing_tools: frozenset[str] = frozenset()  # tools not marked read-only: they need the notes:write scope
 
-    def __init__(self, **settings: Any) -> None:
-        super().__init__(**settings)
-        self._tool_manager: _ToolsBuiltOnUse = _ToolsBuiltOnUse()
-
     async def list_tools(self) -> list[ListedTool]:
         if self._listed is None:  # the tools are fixed once the server is built
             self._listed = [
@@ -300,6 +296,7 @@ def build_server(services: Services) -> MCPServer:
         subscriptions=False,
         middleware=[strict],
     )
+    tools = server._tool_manager = _ToolsBuiltOnUse()  # none registered yet: the SDK's manager is empty
 
     # No `title`: each would restate its tool's name ("Get note") in every agent's tool list.
     def tool(name: str, annotations: ToolAnnotations) -> Callable[[Callable[P, BaseModel]], None]:
@@ -310,7 +307,7 @@ def build_server(services: Services) -> MCPServer:
             # structured_output=False: the wrapper returns a CallToolResult made from the wire model itself, so an
             # output schema would only be generated (about a third of registering the tools, on a cold start) and
             # each result validated against the model it was just dumped from, for a schema tools/list drops.
-            server._tool_manager.defer(
+            tools.defer(
                 name,
                 lambda: Tool.from_function(
                     tool_result(fn, services.meter, services.metrics), name=name, annotations=annotations,
