@@ -102,7 +102,9 @@ def _number_word(match: re.Match[str]) -> str:
         return str(tens + (_UNITS.index(unit.casefold()) if unit else 0))
     word = match.group("small").casefold()
     if word == "one":
-        before = match.string[: match.start()].split()
+        # The word before, from a short window: every pronoun-making word fits in it, and a longer word's tail
+        # matches none of them (slicing the whole text before each "one" made a long note quadratic).
+        before = match.string[max(0, match.start() - 16) : match.start()].split()
         if (before and before[-1].casefold() in _PRONOUN_ONE_BEFORE) or not _PRONOUN_ONE_AFTER.match(
             match.string, match.end()
         ):
