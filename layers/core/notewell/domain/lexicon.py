@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 ALIKE, RIVAL = "alike", "rival"
+# How alike a pair the lexicon knows is, on the scale of a model's cosine that admission's thresholds read: a synonym
+# weighs fully, a rival (guitar for violin) not at all.
+WEIGHTS = {ALIKE: 1.0, RIVAL: 0.0}
 BROADER_STEPS = 2  # "slicing" -> "cutting" is one step; three reach "change" from "amendment", and "room" from both
 #                    "kitchen" and "bedroom"'s neighbours: tuned on the tune split (tests/quality)
 RIVAL_STEPS = 2  # guitar and violin are one step below "stringed instrument"; kitchen and bedroom below "room"

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.hybrid import embedding_text
+from notewell.domain.lexicon import ALIKE
+from notewell.domain.lexicon import WEIGHTS as LEXICON_WEIGHTS
 from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError, VectorIndex
 
 if TYPE_CHECKING:
@@ -92,7 +94,8 @@ class Meaning:
         broader term, a derived form), else the cosine of the model's vectors, one batch for the rest. None when
         the model cannot answer for the rest."""
         wanted = list(dict.fromkeys(pairs))
-        alike = {pair: 1.0 for pair in wanted if self._lexicon is not None and self._lexicon.alike(*pair)}
+        known = self._lexicon
+        alike = {pair: LEXICON_WEIGHTS[ALIKE] for pair in wanted if known is not None and known.alike(*pair)}
         rest = [pair for pair in wanted if pair not in alike]
         phrases = list(dict.fromkeys(p for pair in rest for p in pair))
         if not phrases:

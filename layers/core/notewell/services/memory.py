@@ -11,6 +11,7 @@ from notewell.domain import admission, rules
 from notewell.domain.admission import Verdict
 from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
 from notewell.domain.hybrid import embedding_text
+from notewell.domain.lexicon import WEIGHTS as LEXICON_WEIGHTS
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
 from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError, TextLookup
 from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
@@ -28,9 +29,6 @@ logger = logging.getLogger(__name__)
 
 REVIEWED_TYPES = frozenset({NoteType.DECISION, NoteType.CONSTRAINT, NoteType.ARCHITECTURE})
 CANDIDATES = 8  # notes compared per remember: the search index's best matches, never the whole project
-# Without a model, a replaced phrase the lexicon knows weighs as a synonym (alike) or as another value (rival: a
-# word of the same kind, guitar for violin); admission's thresholds read them as a model's cosine would be read.
-LEXICON_WEIGHTS = {"alike": 1.0, "rival": 0.0}
 NEIGHBOURS = 5
 REPEATS = 20  # notes starting like new content, checked for a repeat word for word
 CANDIDATE_STATUSES = frozenset({NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED})
