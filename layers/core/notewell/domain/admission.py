@@ -98,7 +98,9 @@ def judge(
     if slots.names_swapped and replacements is not None and _renamed_alike(slots, replacements):
         slots = replace(slots, names_swapped=False)
     reversal = c.reordered and c.jaccard >= REVERSAL_JACCARD and (meaning is None or c.content_novelty == 0)
-    same_claim = not c.altered and not slots.changed and not swapped and not unsure
+    # A negation that comes with a word's opposite ("open" -> "not closed") alters nothing.
+    altered = c.numbers_changed or (c.polarity_flipped and not slots.negated_opposite)
+    same_claim = not altered and not slots.changed and not swapped and not unsure
     if (
         same_claim
         and not c.reordered
@@ -119,7 +121,7 @@ def judge(
     if same_claim and not reversal and meaning is None and _reworded_alike(slots, replacements):
         return Verdict.DUPLICATE, c  # no model, but every word changed is one the lexicon holds for the same
     on_topic = meaning is not None and meaning >= TOPIC_MEANING
-    if (c.altered or slots.numbers_swapped) and (
+    if (altered or slots.numbers_swapped) and (
         (c.overlap >= ALTERED_OVERLAP and c.jaccard >= ALTERED_JACCARD) or on_topic
     ):
         return Verdict.CONFLICT, c

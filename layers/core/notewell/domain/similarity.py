@@ -33,9 +33,20 @@ NEGATIONS = frozenset(
         "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "shouldn't", "mustn't", "avoid", "stop",
         "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden", "ban", "banned", "against",
         "instead", "rather", "unlike", "except", "nor", "neither", "hardly", "barely", "scarcely", "nobody",
-        "nowhere",
+        "nowhere", "non",
     }
 )  # fmt: skip
+# Negations that only deny what follows them: one claim negated with "no" is the same claim negated with "not"
+# ("there is no closed path" / "the path is not closed", "can't recall" / "doesn't recall"). The others keep their
+# own word: "avoid X" or "X instead of Y" is not "not X".
+PLAIN_NEGATIONS = frozenset(
+    {"not", "no", "never", "none", "nothing", "cannot", "nor", "neither", "hardly", "barely", "scarcely", "nobody",
+     "nowhere", "non"}
+)  # fmt: skip
+# A prefix that negates the word it is put on ("unwilling", "inactive", "non-blocking"): said of a word the other
+# text has bare, it is that word negated ("unwilling" / "not willing", "willing" / "unwilling").
+NEGATING_PREFIXES = ("non", "un", "in", "im", "il", "ir", "dis")
+MIN_NEGATED_STEM = 4
 
 STOPWORDS = frozenset(
     {
@@ -84,9 +95,9 @@ _UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 # A number written as a word is that number ("three replicas" is "3 replicas", and not "5 replicas"). "One" is a
 # number only before a word that is not "of"/"another"/..., after none of the words that make it a pronoun ("the
-# new one", "one of them", "no one", "each one").
+# new one", "one of them", "no one", "each one"). A hyphen makes a word of it ("one-off"), except after "non-".
 _NUMBER_WORD = re.compile(
-    rf"(?<![\w-])(?:(?P<tens>{'|'.join(_TENS)})(?:-(?P<unit>{'|'.join(_UNITS[1:10])}))?"
+    rf"(?:(?<![\w-])|(?<=\bnon-))(?:(?P<tens>{'|'.join(_TENS)})(?:-(?P<unit>{'|'.join(_UNITS[1:10])}))?"
     rf"|(?P<small>{'|'.join(_UNITS)}))(?![\w-])",
     re.IGNORECASE,
 )
@@ -227,7 +238,25 @@ CONTRASTS = frozenset({"instead", "rather", "unlike", "except", "against"})
 
 
 def _negations(words: list[str]) -> Counter[str]:
-    return Counter(w for w in words if w in NEGATIONS or w.endswith("n't"))
+    return Counter(
+        "not" if w in PLAIN_NEGATIONS or w.endswith("n't") else w for w in words if w in NEGATIONS or w.endswith("n't")
+    )
+
+
+def _prefix_negations(words: list[str], other: list[str]) -> list[str]:
+    """`words` with each word made of a negating prefix and a word only `other` has written as "not" and that word
+    ("unwilling" -> "not willing" against a text that says "willing")."""
+    if not any(w.startswith(NEGATING_PREFIXES) for w in words):
+        return words
+    own, theirs = set(words), set(other)
+    rewritten: list[str] = []
+    for word in words:
+        bare = next((word[len(p) :].lstrip("-") for p in NEGATING_PREFIXES if word.startswith(p)), "")
+        if len(bare) >= MIN_NEGATED_STEM and bare in theirs and bare not in own and word not in theirs:
+            rewritten += ["not", bare]
+        else:
+            rewritten.append(word)
+    return rewritten
 
 
 def _stems(words: list[str]) -> list[str]:
@@ -240,6 +269,7 @@ def compare(old: str, new: str) -> Comparison:
     old_words, new_words = tokens(old), tokens(new)
     if not old_words or not new_words:
         return Comparison(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, False, False, False, len(new_words) > len(old_words))
+    old_words, new_words = _prefix_negations(old_words, new_words), _prefix_negations(new_words, old_words)
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)
     # Content is compared by stem: "Payments call the ledger" and "the ledger calls payments" share every word.

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from notewell.domain.similarity import STOPWORDS, amounts, number
+from notewell.domain.similarity import STOPWORDS, amounts, negated_words, number
 from notewell.domain.stemming import stem
 
 _WORD = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)
@@ -43,9 +43,23 @@ ANTONYMS = {
         ("lock", "unlock"), ("mutable", "immutable"), ("stateful", "stateless"), ("horizontal", "vertical"),
         ("lazy", "eager"), ("strict", "lenient"), ("manual", "automatic"), ("male", "female"),
         ("man", "woman"), ("boy", "girl"), ("day", "night"), ("yes", "no"), ("like", "dislike"), ("love", "hate"),
+        ("good", "bad"),
     ]
 }  # fmt: skip
-_ANTONYM_STEMS = {frozenset(stem(word) for word in pair) for pair in ANTONYMS}
+
+
+def _by_stem(pairs: set[frozenset[str]]) -> dict[str, frozenset[str]]:
+    """Each stem's opposites, both ways ("enabl" -> {"disabl"})."""
+    opposites: dict[str, set[str]] = {}
+    for pair in pairs:
+        x, y = (stem(word) for word in sorted(pair))
+        if x != y:
+            opposites.setdefault(x, set()).add(y)
+            opposites.setdefault(y, set()).add(x)
+    return {word: frozenset(them) for word, them in opposites.items()}
+
+
+_OPPOSITES = _by_stem(ANTONYMS)
 
 # Words whose swap leaves a claim as it was ("each" record / "every" record, "via" / "through").
 LIGHT = frozenset(
@@ -170,6 +184,9 @@ class SlotChange:
     renamed: tuple[tuple[str, str], ...] = ()
     # The new claim is the old one shortened (it adds no word of substance) and leaves out a qualifier.
     qualifier_dropped: bool = False
+    # A word's opposite stands in its place, negated in one claim only: "an open path" / "not a closed path" says
+    # the same, and the negation it adds changes nothing.
+    negated_opposite: bool = False
 
     @property
     def changed(self) -> bool:
@@ -186,10 +203,16 @@ def changed_slots(old: str, new: str) -> SlotChange:
     old_stems = {stem(w) for w in a.words}
     new_stems = {stem(w) for w in b.words}
     old_only, new_only = old_stems - new_stems, new_stems - old_stems
+    flips = [(x, y) for x in old_only for y in _OPPOSITES.get(x, ()) if y in new_only]
+    old_negated = {stem(w) for w in negated_words(list(a.words))} if flips else set()
+    new_negated = {stem(w) for w in negated_words(list(b.words))} if flips else set()
+    # A word whose opposite its own text already holds is contrasted there ("the big countries at the expense of
+    # the small"), and a word said otherwise beside it ("large") flips nothing.
     flipped = any(
-        (x in old_only and y in new_only) or (y in old_only and x in new_only)
-        for x, y in (sorted(pair) for pair in _ANTONYM_STEMS if len(pair) == 2)
+        (x in old_negated) == (y in new_negated) and not _OPPOSITES[x] & old_stems and not _OPPOSITES[y] & new_stems
+        for x, y in flips
     )
+    negated_opposite = any((x in old_negated) != (y in new_negated) for x, y in flips)
     swaps = _swapped_in_place(a.words, b.words)
     # "Alice owns billing" / "Bob owns billing": names at the start of a sentence, told by the swap in place.
     capital_swaps = [
@@ -213,6 +236,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
             *capital_swaps[:MAX_NAMES],
         ),
         qualifier_dropped=dropped,
+        negated_opposite=negated_opposite,
         **_replacements(a.words, b.words),
     )
 

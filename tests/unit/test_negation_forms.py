@@ -1,0 +1,51 @@
+"""A claim negated in other words is the same claim; a word negated where the other text has it bare is a conflict.
+
+Judged by words alone (no model), as a store without embeddings judges: "no" and "not" deny alike, a negating prefix
+("unwilling", "non-blocking") is "not" said in the word, and a word's opposite under a negation ("not closed") is
+the word itself ("open").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from notewell.domain.admission import Verdict, judge
+from notewell.domain.slots import changed_slots
+
+SAID_AGAIN = [
+    ("There is no closed path to the battery.", "The path to the battery is not closed."),  # "no" / "not"
+    ("The soldier can't recall the order.", "The soldier doesn't recall the order."),
+    ("The exporters are unwilling to submit their plans.", "The exporters are not willing to submit their plans."),
+    ("The retry count must be non-zero.", "The retry count must not be zero."),
+    ("Bulb C was in an open path.", "Bulb C was not in a closed path."),  # an opposite, negated
+    ("Sharding the table is not a good idea.", "Sharding the table is a bad idea."),
+    # "big" and "small" stand opposite each other in the first text: "large" for "big" flips nothing
+    ("It raises the power of the big countries at the expense of the small countries.",
+     "It raises the power of the large countries at the expense of the smaller countries."),
+]  # fmt: skip
+NEGATED = [
+    ("They are willing to pay for support.", "They are unwilling to pay for support."),
+    ("The client uses blocking sockets.", "The client uses non-blocking sockets."),
+    ("The retry count must be zero.", "The retry count must be non-zero."),
+    ("The migration is possible today.", "The migration is impossible today."),
+    ("The token is valid for an hour.", "The token is invalid for an hour."),
+    ("Sharding the table is a good idea.", "Sharding the table is a bad idea."),
+    ("The port is open to the internet.", "The port is closed to the internet."),
+    ("The port is open to the internet.", "The port is not open to the internet."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), SAID_AGAIN)
+def test_a_claim_negated_in_other_words_is_no_conflict(old: str, new: str) -> None:
+    assert judge(old, new)[0] is not Verdict.CONFLICT
+    assert not changed_slots(old, new).antonym_flipped
+
+
+@pytest.mark.parametrize(("old", "new"), NEGATED)
+def test_a_claim_negated_by_a_prefix_or_an_opposite_is_a_conflict(old: str, new: str) -> None:
+    assert judge(old, new)[0] is Verdict.CONFLICT
+    assert judge(new, old)[0] is Verdict.CONFLICT
+
+
+def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
+    assert judge(*SAID_AGAIN[2])[0] is Verdict.DUPLICATE
