@@ -15,10 +15,14 @@ REVERSED = [
     ("We deploy to staging before production.", "We deploy to production before staging."),
     ("Traffic moves from the blue fleet to the green fleet.", "Traffic moves from the green fleet to the blue fleet."),
     ("We keep the index of the archive.", "We keep the archive of the index."),
+    # "X of" crosses "is" and takes the other part as its complement: who is the subsidiary of whom is swapped
+    ("A subsidiary of the ledger team is the billing team.", "The ledger team is a subsidiary of the billing team."),
+    ("The owner of the queue is the worker.", "The queue is the owner of the worker."),
 ]  # fmt: skip
 SAID_AGAIN = [
     ("The worker chased the stale locks.", "The stale locks were chased by the worker."),  # passive voice
     ("The capital of France is Paris.", "Paris is the capital of France."),  # "is" relates both ways
+    ("The owner of the queue is the worker.", "The worker is the owner of the queue."),
     ("Make builds faster or cheaper.", "Make builds cheaper or faster."),  # "or" too
     ("A marriage offer.", "An offer of marriage."),  # no shared word between the parts
 ]

@@ -192,6 +192,36 @@ def crossed_pivot(old_words: list[str], new_words: list[str], arguments: set[str
     return False
 
 
+_COPULAS = frozenset({"is", "are", "was", "were"})
+
+
+def complement_moved(old_words: list[str], new_words: list[str]) -> bool:
+    """Whether a relation "X of Y" crosses the verb "be" and takes another of the old text's words as its Y: "a
+    subcategory of accuracy is consistency" / "accuracy is a subcategory of consistency". Crossing with its Y ("the
+    capital of France is Paris" / "Paris is the capital of France") says the same thing."""
+    old, new = _relations(old_words), _relations(new_words)
+    present = set(old_words)
+    return any(
+        relation in new and new[relation][0] != before and new[relation][1] != of and new[relation][1] in present
+        for relation, (before, of) in old.items()
+    )
+
+
+def _relations(words: list[str]) -> dict[str, tuple[bool, str]]:
+    """Each content word followed by "of" in a text with "be": whether it stands before the verb, and the first
+    content word after its "of"."""
+    verb = next((i for i, w in enumerate(words) if w in _COPULAS), None)
+    if verb is None:
+        return {}
+    found: dict[str, tuple[bool, str]] = {}
+    for at, (word, following) in enumerate(itertools.pairwise(words)):
+        if following == "of" and word not in STOPWORDS:
+            of = next((w for w in words[at + 2 :] if w not in STOPWORDS), None)
+            if of is not None:
+                found.setdefault(word, (at < verb, of))
+    return found
+
+
 def _passive(words: list[str], at: int) -> bool:
     """A verb in the passive voice: a form of "be" just before it and its agent after ("is called by")."""
     return any(w in _BE for w in words[max(0, at - 2) : at]) and "by" in words[at + 1 : at + 5]
@@ -218,7 +248,7 @@ class Comparison:
     jaccard: float  # shared content words / all content words
     content_coverage: float  # shared content words / content words of the old text
     content_novelty: float  # content words only the new text has / content words of the new text
-    crossed: bool  # two shared words trade places across a shared pivot (crossed_pivot)
+    crossed: bool  # two shared words trade places across a shared pivot (crossed_pivot, complement_moved)
     numbers_changed: bool  # a number of the old text is gone and a new one appeared
     polarity_flipped: bool  # a shared word is negated in one text and not in the other
     longer: bool  # the new text has more words
@@ -293,7 +323,7 @@ def compare(old: str, new: str) -> Comparison:
         jaccard=len(shared_content) / union,
         content_coverage=len(shared_content) / (len(old_content) or 1),
         content_novelty=len(new_content - old_content) / (len(new_content) or 1),
-        crossed=crossed_pivot(old_words, new_words, shared_content),
+        crossed=crossed_pivot(old_words, new_words, shared_content) or complement_moved(old_words, new_words),
         numbers_changed=bool(old_numbers - new_numbers) and bool(new_numbers - old_numbers),
         polarity_flipped=flipped,
         longer=len(new_words) > len(old_words),
