@@ -194,3 +194,10 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
     old = "We deploy the frontend to Vercel from the main branch."
     assert judge(old, "We deploy the frontend to Vercel.")[0] is Verdict.DUPLICATE
     assert judge(old, "We deploy the frontend to Vercel.", 0.9)[0] is Verdict.DUPLICATE
+
+
+@pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model"])
+def test_a_qualifier_left_out_with_what_it_qualified_leaves_the_claim_as_it_was(meaning: float | None) -> None:
+    """Only a qualifier dropped from words that stay bounds the claim otherwise ("mostly idle" -> "idle")."""
+    old = "Rotate the signing keys every month, usually before the release."
+    assert judge(old, "Rotate the signing keys every month.", meaning)[0] is Verdict.DUPLICATE

@@ -224,7 +224,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
     ]
     capital_swap = bool(capital_swaps)
     shortened = not any(w not in FUNCTION_WORDS and stem(w) in new_only for w in b.words)
-    dropped = shortened and bool(QUALIFIERS & (set(a.words) - set(b.words)))
+    dropped = shortened and _qualifier_dropped(a.words, set(b.words))
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=bool(old_numbers_gone) and bool(new_numbers_added),
@@ -239,6 +239,18 @@ def changed_slots(old: str, new: str) -> SlotChange:
         negated_opposite=negated_opposite,
         **_replacements(a.words, b.words),
     )
+
+
+def _qualifier_dropped(old: tuple[str, ...], new: set[str]) -> bool:
+    """A qualifier of `old` missing from `new` while the word it qualified stays ("far from perfect" -> "perfect").
+    One dropped with what it qualified ("perhaps in a metaphorical sense", "become less intense") leaves the rest
+    of the claim as it was."""
+    for at, word in enumerate(old):
+        if word in QUALIFIERS and word not in new:
+            qualified = next((w for w in old[at + 1 :] if w not in STOPWORDS), None)
+            if qualified is not None and qualified in new:
+                return True
+    return False
 
 
 # Words that open a sentence with a capital and name nothing: "Yet a process…" / "However, a process…" is no name
