@@ -5,8 +5,9 @@
 
 The output (layers/core/notewell/data/lexicon.txt.gz, committed beside WordNet's licence) keeps only what
 notewell.domain.lexicon reads: each word's senses, each sense's broader senses (hypernyms and instance-of), the
-senses derived from or pertaining to it ("Syrian" to "Syria", "consideration" to "consider"), and the irregular
-forms of words ("geese" to "goose"). Glosses, examples and every other relation are left out. Senses are numbered
+senses a step away that say the same (derived from or pertaining to it, "Syrian" to "Syria", "consideration" to
+"consider"; similar, "tiny" to "small"; see-also and verb groups), and the irregular forms of words ("geese" to
+"goose"). Glosses, examples and every other relation are left out. Senses are numbered
 anew in file order; nothing else is changed.
 """
 
@@ -21,11 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "layers" / "core" / "notewell" / "data" / "lexicon.txt.gz"
 PARTS = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 BROADER = {"@", "@i"}  # hypernym, instance of
-DERIVED = {"+", "\\"}  # derivationally related form, pertainym ("pertains to noun" / "derived from adjective")
+# One step from a sense to a sense that says the same: a derivationally related form, a pertainym ("pertains to noun"
+# / "derived from adjective"), an adjective's similar sense (satellite "tiny" / head "small"), "see also", a verb
+# group. Never followed further: "red" and "yellow" are each similar to "chromatic", not to each other.
+NEAR = {"+", "\\", "&", "^", "$"}
 HEADER = (
     "# Notewell's lexicon: derived from WordNet 3.0 (Copyright 2006 by Princeton University; licence in\n"
     "# WORDNET-LICENSE beside this file) by scripts/build_lexicon.py. Sections, a blank line apart:\n"
-    "# word part:senses... (sorted) | broader senses of sense 0, 1... | derived senses of 0, 1... | part form base...\n"
+    "# word part:senses... (sorted) | broader senses of sense 0, 1... | near senses of 0, 1... | part form base...\n"
 )
 
 
@@ -42,7 +46,7 @@ def read(database: Path) -> str:
 
     senses: dict[str, dict[str, list[int]]] = defaultdict(dict)
     broader: dict[int, list[int]] = defaultdict(list)
-    derived: dict[int, list[int]] = defaultdict(list)
+    near: dict[int, list[int]] = defaultdict(list)
     forms: list[str] = []
     for part, name in PARTS.items():
         for line in (database / f"index.{name}").read_text(encoding="utf-8").splitlines():
@@ -64,20 +68,20 @@ def read(database: Path) -> str:
                 symbol, offset, target_part = fields[at + 1 + 4 * i : at + 4 + 4 * i]
                 if symbol in BROADER:
                     broader[sense].append(number(_part(target_part), offset))
-                elif symbol in DERIVED:
-                    derived[sense].append(number(_part(target_part), offset))
+                elif symbol in NEAR:
+                    near[sense].append(number(_part(target_part), offset))
         for line in (database / f"{name}.exc").read_text(encoding="utf-8").splitlines():
             form, *bases = line.split()
             forms.append(f"{part} {form} {' '.join(bases)}")
     # Four sections, a blank line between them, so loading is a few splits: words sorted (looked up by bisection),
-    # then the broader and the derived senses of sense 0, 1, 2... one line each, then the irregular forms.
+    # then the broader and the near senses of sense 0, 1, 2... one line each, then the irregular forms.
     words = sorted(
         f"{lemma} " + " ".join(f"{p}:{','.join(map(str, ids))}" for p, ids in parts.items())
         for lemma, parts in senses.items()
     )
     by_sense = [" ".join(map(str, sorted(set(broader.get(s, []))))) or "-" for s in range(len(numbers))]  # "-": none
-    derived_by_sense = [" ".join(map(str, sorted(set(derived.get(s, []))))) or "-" for s in range(len(numbers))]
-    sections = ["\n".join(words), "\n".join(by_sense), "\n".join(derived_by_sense), "\n".join(forms)]
+    near_by_sense = [" ".join(map(str, sorted(set(near.get(s, []))))) or "-" for s in range(len(numbers))]
+    sections = ["\n".join(words), "\n".join(by_sense), "\n".join(near_by_sense), "\n".join(forms)]
     return HEADER + "\n\n".join(sections) + "\n"
 
 

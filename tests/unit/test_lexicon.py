@@ -45,6 +45,12 @@ VERBS = {
 }
 ADJECTIVES = {
     "00000020": ("a", ["Syrian"], [("\\", "00000006", "n")]),
+    # a head and its satellites ("s"), each similar ("&") to the head and not to each other
+    "00000021": ("a", ["small", "little"], [("&", "00000022", "s")]),
+    "00000022": ("s", ["tiny"], [("&", "00000021", "a")]),
+    "00000023": ("a", ["chromatic"], [("&", "00000024", "s"), ("&", "00000025", "s")]),
+    "00000024": ("s", ["red"], [("&", "00000023", "a")]),
+    "00000025": ("s", ["yellow"], [("&", "00000023", "a")]),
 }
 
 
@@ -98,6 +104,12 @@ def lexicon(tmp_path_factory: pytest.TempPathFactory) -> Lexicon:
         ("geese", "goose"),  # an irregular form
         ("the violin", "a fiddle"),  # function words say nothing
         ("reproduce violins or", "fiddle"),  # a phrase that is no entry: alike when one of its words is
+        ("tiny", "small"),  # WordNet lists them as similar
+        ("little", "tiny"),
+        ("red", "chromatic"),
+        ("guittar", "guitar"),  # a misspelling: an unknown word a letter from a known one
+        ("kitchen", "kitchne"),
+        ("violin", "viloin"),
     ],
 )
 def test_words_for_the_same_thing_are_alike(lexicon: Lexicon, old: str, new: str) -> None:
@@ -114,6 +126,10 @@ def test_words_for_the_same_thing_are_alike(lexicon: Lexicon, old: str, new: str
         ("Vercel", "Netlify"),  # unknown words are not alike
         ("not a violin", "not a guitar"),  # a word both keep says nothing of the ones they swap
         ("", "violin"),
+        ("red", "yellow"),  # each similar to "chromatic", not to each other
+        ("Vercel", "Vercell"),  # two unknown words: names, for all the lexicon knows
+        ("kidd", "kid"),  # a short unknown word is as often a name as a typo
+        ("violin", "vilion"),  # two letters away
     ],
 )
 def test_other_values_are_not_alike(lexicon: Lexicon, old: str, new: str) -> None:
@@ -158,6 +174,7 @@ def test_a_file_that_is_not_a_lexicon_is_refused() -> None:
         ("guitar", "violin", False), ("man", "woman", False), ("kitchen", "dining room", False),
         ("PostgreSQL", "MySQL", False), ("GraphQL", "REST", False), ("Vercel", "Netlify", False),
         ("Japan", "China", False), ("red", "yellow", False), ("18th", "11th", False),
+        ("tiny", "small", True), ("happy", "joyful", True), ("batery", "battery", True), ("Redis", "reds", False),
     ],
 )  # fmt: skip
 def test_the_shipped_lexicon(old: str, new: str, alike: bool) -> None:

@@ -3,9 +3,10 @@
 A sentence model puts "a kid slices an onion" as close to "a child cuts an onion" as to "a child peels an
 onion": it cannot tell another word for the same thing from another value in the same slot. WordNet can. Two
 phrases are alike when they share a sense, when one names a broader sense of the other within BROADER_STEPS
-("guardianship" / "protection", "slicing" / "cutting"), or when one is derived from or pertains to the other
-("Syrian" / "Syria", "consider" / "consideration"). Co-hyponyms (guitar / violin, kitchen / bedroom) and antonyms
-are not alike: they are the values a conflict is about.
+("guardianship" / "protection", "slicing" / "cutting"), when one is a step from the other, derived from or pertaining
+to it ("Syrian" / "Syria", "consider" / "consideration") or listed by WordNet as similar ("tiny" / "small"), or when
+one is a misspelling of the other ("batery" / "battery"). Co-hyponyms (guitar / violin, kitchen / bedroom) and
+antonyms are not alike: they are the values a conflict is about.
 
 Pure: the text of the lexicon (scripts/build_lexicon.py) comes in, answers go out. Its sections are split into
 lines on load and a line is read only when a word is looked up: loading is a few splits, not a parse.
@@ -55,7 +56,7 @@ class Lexicon:
             raise ValueError("not a lexicon of scripts/build_lexicon.py: it has four sections, a blank line apart")
         self._words = sections[0].split("\n")  # "word part:senses...", sorted by word
         self._broader = sections[1].split("\n")  # line i: the broader senses of sense i ("-": none)
-        self._derived = sections[2].split("\n")
+        self._near = sections[2].split("\n")  # line i: the senses a step from sense i that say the same
         self._forms: dict[tuple[str, str], tuple[str, ...]] = {}
         for line in sections[3].split("\n"):
             part, form, *bases = line.split()
@@ -80,6 +81,8 @@ class Lexicon:
                 return ALIKE
             kin = self._within(old_known, RIVAL_STEPS) & self._within(new_known, RIVAL_STEPS)
             return RIVAL if kin and old_whole != new_whole else None
+        if _misspelt(old_whole, old_known, new_whole, new_known):
+            return ALIKE
         old_parts = [(old_whole, old_known)] if old_known else [(w, self.senses(w)) for w in old_words]
         new_parts = [(new_whole, new_known)] if new_known else [(w, self.senses(w)) for w in new_words]
         if any(self._related(a, b) for x, a in old_parts if a for y, b in new_parts if b and x != y):
@@ -109,8 +112,8 @@ class Lexicon:
     def _related(self, old: frozenset[int], new: frozenset[int]) -> bool:
         if old & new:
             return True
-        if any(self._neighbours(self._derived, s) & new for s in old) or any(
-            self._neighbours(self._derived, s) & old for s in new
+        if any(self._neighbours(self._near, s) & new for s in old) or any(
+            self._neighbours(self._near, s) & old for s in new
         ):
             return True
         return bool(self._within(old, BROADER_STEPS) & new) or bool(self._within(new, BROADER_STEPS) & old)
@@ -126,6 +129,33 @@ class Lexicon:
     def _neighbours(table: list[str], sense: int) -> set[int]:
         value = table[sense] if sense < len(table) else "-"
         return set() if value == "-" else {int(x) for x in value.split()}
+
+
+MIN_MISSPELT = 6  # "circut" for "circuit", "batery" for "battery"; a shorter unknown word is as often a name (Redis)
+
+
+def _misspelt(old: str, known_old: frozenset[int], new: str, known_new: frozenset[int]) -> bool:
+    """One word the lexicon does not know, a letter away from a word it knows on the other side: a typo, not another
+    value ("positie" / "positive")."""
+    if bool(known_old) == bool(known_new) or "_" in old or "_" in new:
+        return False
+    unknown = new if known_old else old
+    return len(unknown) >= MIN_MISSPELT and _one_edit(old, new)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `b` is `a` with one letter added, dropped, replaced, or two neighbours swapped."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    if len(a) == len(b):
+        return a[start + 1 :] == b[start + 1 :] or (
+            a[start + 2 :] == b[start + 2 :] and a[start : start + 2] == b[start : start + 2][::-1]
+        )
+    shorter, longer = sorted((a, b), key=len)
+    return shorter[start:] == longer[start + 1 :]
 
 
 def _strips(word: str, ending: str) -> bool:
