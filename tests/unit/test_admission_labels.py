@@ -194,6 +194,24 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
     old = "We deploy the frontend to Vercel from the main branch."
     assert judge(old, "We deploy the frontend to Vercel.")[0] is Verdict.DUPLICATE
     assert judge(old, "We deploy the frontend to Vercel.", 0.9)[0] is Verdict.DUPLICATE
+    aside = "We deploy the frontend, built with Vite, to Vercel."  # a cut that ends on what it said
+    assert judge(aside, "We deploy the frontend to Vercel.", 0.9)[0] is Verdict.DUPLICATE
+
+
+@pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model-calls-them-alike"])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The facade is made of fiberglass aged to look like real brick.", "The facade is made of real brick."),
+        ("The top curve holds the base wage and the bottom curve nets out the overhead.",
+         "The top curve holds the overhead."),
+    ],
+)  # fmt: skip
+def test_a_cut_that_hands_what_follows_to_another_word_is_not_absorbed(
+    old: str, new: str, meaning: float | None
+) -> None:
+    """Words cut out up to a word that took what follows ("like real brick"): what is left says another thing."""
+    assert judge(old, new, meaning)[0] is Verdict.CONFLICT
 
 
 @pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model"])

@@ -125,7 +125,7 @@ def judge(
         (c.overlap >= ALTERED_OVERLAP and c.jaccard >= ALTERED_JACCARD) or on_topic
     ):
         return Verdict.CONFLICT, c
-    if (slots.names_swapped or slots.antonym_flipped or slots.qualifier_dropped or swapped) and (
+    if (slots.names_swapped or slots.antonym_flipped or slots.qualifier_dropped or slots.cut_rejoined or swapped) and (
         (c.overlap >= SWAP_OVERLAP and c.jaccard >= SWAP_JACCARD) or on_topic
     ):
         return Verdict.CONFLICT, c

@@ -184,13 +184,20 @@ class SlotChange:
     renamed: tuple[tuple[str, str], ...] = ()
     # The new claim is the old one shortened (it adds no word of substance) and leaves out a qualifier.
     qualifier_dropped: bool = False
+    # The new claim is the old one with words cut out, and the cut ended on a word that took what follows it ("made
+    # of fiberglass aged to look like real brick" -> "made of real brick"): what follows now completes another
+    # phrase, and says another thing.
+    cut_rejoined: bool = False
     # A word's opposite stands in its place, negated in one claim only: "an open path" / "not a closed path" says
     # the same, and the negation it adds changes nothing.
     negated_opposite: bool = False
 
     @property
     def changed(self) -> bool:
-        return self.names_swapped or self.numbers_swapped or self.antonym_flipped or self.qualifier_dropped
+        return (
+            self.names_swapped or self.numbers_swapped or self.antonym_flipped or self.qualifier_dropped
+            or self.cut_rejoined
+        )  # fmt: skip
 
 
 @functools.lru_cache(maxsize=256)  # judged, and weighed beforehand, for the same pairs
@@ -236,6 +243,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
             *capital_swaps[:MAX_NAMES],
         ),
         qualifier_dropped=dropped,
+        cut_rejoined=_cut_rejoined(a.words, b.words),
         negated_opposite=negated_opposite,
         **_replacements(a.words, b.words),
     )
@@ -251,6 +259,43 @@ def _qualifier_dropped(old: tuple[str, ...], new: set[str]) -> bool:
             if qualified is not None and qualified in new:
                 return True
     return False
+
+
+# Words that take the phrase after them: prepositions and particles ("look like …", "nets out …"). Not "of": a cut
+# that ends on it drops the head of "X of Y" and keeps Y ("the amended version of the treaty" / "the amended treaty").
+GOVERNING = frozenset(
+    {"to", "from", "than", "before", "after", "over", "under", "into", "onto", "above", "below", "like", "as",
+     "with", "by", "for", "out", "at", "on", "in", "about", "against", "toward", "towards", "through", "via",
+     "without", "within", "upon", "off", "up", "down"}
+)  # fmt: skip
+
+
+def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """`new` is `old` with words cut out only, and one cut of two words or more inside the text ends on a word that
+    took the content word after it. Cuts that end on a content word ("the frontend, built with Vite, to Vercel" ->
+    "the frontend to Vercel") leave what follows where it was."""
+    if len(new) >= len(old):
+        return False
+    cuts = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
+    return all(tag == "delete" for tag, *_ in cuts) and any(
+        i1 > 0 and i2 - i1 >= 2 and _governs(old[i1:i2]) and _takes_content(old[i2:]) for _, i1, i2, _, _ in cuts
+    )
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
+
+
+def _governs(cut: tuple[str, ...]) -> bool:
+    """Whether the cut ends on a word that takes a phrase, an article aside ("… nets out | the overhead" is cut
+    either side of "the")."""
+    last = cut[-2] if cut[-1] in _ARTICLES else cut[-1]
+    return last in GOVERNING
+
+
+def _takes_content(rest: tuple[str, ...]) -> bool:
+    """Whether `rest` opens with a content word, an article aside ("… out the overhead")."""
+    rest = rest[1:] if rest[:1] and rest[0] in _ARTICLES else rest
+    return bool(rest) and rest[0] not in STOPWORDS
 
 
 # Words that open a sentence with a capital and name nothing: "Yet a process…" / "However, a process…" is no name
