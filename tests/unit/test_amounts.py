@@ -54,6 +54,7 @@ def test_what_is_no_scaled_amount_is_left_alone(text: str) -> None:
         ("The rate limit is 5,000 requests per minute.", "The rate limit is 5000 requests per minute."),
         ("The deploy window opens at 5.30 p.m.", "The deploy window opens at 5.30pm."),
         ("The deploy window opens at 5.30 p.m.", "The deploy window opens at 17h30."),
+        ("Terminals 4,5 and 6 share the bus.", "Terminals 4, 5 and 6 share the bus."),  # a list, not a number
     ],
 )
 def test_the_same_amount_written_otherwise_is_a_duplicate(old: str, new: str) -> None:
@@ -67,6 +68,7 @@ def test_the_same_amount_written_otherwise_is_a_duplicate(old: str, new: str) ->
         ("The rate limit is 5,000 requests per minute.", "The rate limit is 6,000 requests per minute."),
         ("The table holds 5m rows.", "The table holds 50 million rows."),
         ("The deploy window opens at 5.30 p.m.", "The deploy window opens at 6.30 p.m."),
+        ("Terminals 4,5 and 6 share the bus.", "Terminals 4, 7 and 6 share the bus."),
     ],
 )
 def test_another_amount_is_still_a_conflict(old: str, new: str) -> None:

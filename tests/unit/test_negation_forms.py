@@ -17,6 +17,7 @@ SAID_AGAIN = [
     ("The soldier can't recall the order.", "The soldier doesn't recall the order."),
     ("The exporters are unwilling to submit their plans.", "The exporters are not willing to submit their plans."),
     ("The retry count must be non-zero.", "The retry count must not be zero."),
+    ("It makes absolutely no difference.", "No, it makes no difference."),  # "No," answers: it denies nothing
     ("Bulb C was in an open path.", "Bulb C was not in a closed path."),  # an opposite, negated
     ("Sharding the table is not a good idea.", "Sharding the table is a bad idea."),
     # "big" and "small" stand opposite each other in the first text: "large" for "big" flips nothing
@@ -32,6 +33,7 @@ NEGATED = [
     ("Sharding the table is a good idea.", "Sharding the table is a bad idea."),
     ("The port is open to the internet.", "The port is closed to the internet."),
     ("The port is open to the internet.", "The port is not open to the internet."),
+    ("Yes, the port is open to the internet.", "No, the port is not open to the internet."),
 ]
 
 

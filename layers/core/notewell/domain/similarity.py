@@ -20,12 +20,15 @@ from decimal import Decimal
 
 from notewell.domain.stemming import stem
 
-# Numbers and versions stay whole ("3.11", "v2", "100ms"), other words split on non-word characters.
-_TOKEN = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*|[^\W\d_]+(?:'[a-z]+)?", re.IGNORECASE)
+# Numbers and versions stay whole ("3.11", "v2", "100ms"); digits joined by a comma are a list ("terminals 4,5 and 6":
+# thousands separators are gone by then, see amounts()).
+_TOKEN = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:'[a-z]+)?", re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
 # "Amendment No 7", "ticket no. 42": the abbreviation of "number", not a negation. Only written so: a capital mid-
 # sentence or a dot ("No 2 services share a table" opens a sentence and is a negation).
 _NUMERO = re.compile(r"(?:(?<=[^\W\d_] )No|\b[Nn]o\.)\s*(?=\d+\b)")
+# "No, it makes no difference": an answer opening a sentence, not a negation of what follows it.
+_ANSWER = re.compile(r"(^|[.!?]\s+)no\s*[,!]", re.IGNORECASE | re.MULTILINE)
 
 NEGATIONS = frozenset(
     {
@@ -148,7 +151,7 @@ def number(token: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return [number(t) for t in _TOKEN.findall(amounts(_NUMERO.sub("number ", text)))]
+    return [number(t) for t in _TOKEN.findall(amounts(_ANSWER.sub(r"\1", _NUMERO.sub("number ", text))))]
 
 
 def bigrams(words: list[str]) -> set[tuple[str, str]]:

@@ -21,7 +21,7 @@ from typing import Any
 from notewell.domain.similarity import STOPWORDS, amounts, negated_words, number
 from notewell.domain.stemming import stem
 
-_WORD = re.compile(r"v?\d+(?:[.,:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)
+_WORD = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)  # as similarity._TOKEN
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:\n]\s*|^\s*[-*#>]+\s*|\(\s*)$")
 _DIGIT = re.compile(r"\d")
 MIN_ALIAS = 4  # "postgres" is an alias of "postgresql"; "go" is not one of "google"
