@@ -18,6 +18,7 @@ SAID_AGAIN = [
     ("The exporters are unwilling to submit their plans.", "The exporters are not willing to submit their plans."),
     ("The retry count must be non-zero.", "The retry count must not be zero."),
     ("It makes absolutely no difference.", "No, it makes no difference."),  # "No," answers: it denies nothing
+    ("The integration tests run on SQLite.", "The integration tests run against SQLite."),  # a preposition
     ("Bulb C was in an open path.", "Bulb C was not in a closed path."),  # an opposite, negated
     ("Sharding the table is not a good idea.", "Sharding the table is a bad idea."),
     # "big" and "small" stand opposite each other in the first text: "large" for "big" flips nothing
@@ -34,6 +35,7 @@ NEGATED = [
     ("The port is open to the internet.", "The port is closed to the internet."),
     ("The port is open to the internet.", "The port is not open to the internet."),
     ("Yes, the port is open to the internet.", "No, the port is not open to the internet."),
+    ("We chose Kafka for the event bus.", "We decided against Kafka for the event bus."),  # "against" a choice
 ]
 
 

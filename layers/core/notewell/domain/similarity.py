@@ -34,9 +34,8 @@ NEGATIONS = frozenset(
     {
         "not", "no", "never", "none", "nothing", "without", "cannot", "can't", "don't",
         "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "shouldn't", "mustn't", "avoid", "stop",
-        "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden", "ban", "banned", "against",
-        "instead", "rather", "unlike", "except", "nor", "neither", "hardly", "barely", "scarcely", "nobody",
-        "nowhere", "non",
+        "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden", "ban", "banned", "instead",
+        "rather", "unlike", "except", "nor", "neither", "hardly", "barely", "scarcely", "nobody", "nowhere", "non",
     }
 )  # fmt: skip
 # Negations that only deny what follows them: one claim negated with "no" is the same claim negated with "not"
@@ -58,9 +57,16 @@ STOPWORDS = frozenset(
         "our", "us", "you", "your", "they", "their", "i", "he", "she", "will", "would", "should", "must",
         "can", "could", "may", "might", "do", "does", "did", "has", "have", "had", "so", "than", "then",
         "also", "all", "any", "some", "into", "about", "which", "who", "what", "when", "where", "why", "how",
-        "use", "uses", "using", "used",
+        "use", "uses", "using", "used", "against",
     }
 )  # fmt: skip
+# "Against" is a preposition ("tests run against SQLite", "sanctions against Iran"); it denies what follows only
+# after a verb of choosing ("we decided against Kafka"), where it is read as "not".
+_CHOSE_AGAINST = re.compile(
+    r"\b(decide[sd]?|deciding|vote[sd]?|voting|argue[sd]?|arguing|advise[sd]?|advising|recommend(?:s|ed|ing)?"
+    r"|rule[sd]?|ruling|cho(?:se|ose|oses|osing)|warn(?:s|ed|ing)?|opt(?:s|ed|ing)?|lean(?:s|ed|ing)?)\s+against\b",
+    re.IGNORECASE,
+)
 
 # How far after a negation word its scope reaches: this many content words, within NEGATION_REACH tokens
 # ("is not the be-all" reaches past the stopwords to "be-all").
@@ -71,7 +77,7 @@ NEGATION_REACH = 6
 # and the like cannot: "A or B" is "B or A", and "the capital of France is Paris" is "Paris is the capital of
 # France".
 ORDERING_WORDS = frozenset({"to", "from", "of", "than", "then", "before", "after", "over", "under", "into", "onto",
-                            "above", "below", "behind", "ahead", "towards", "toward", "via"})  # fmt: skip
+                            "above", "below", "behind", "ahead", "towards", "toward", "via", "against"})  # fmt: skip
 _BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
 
 
@@ -151,7 +157,8 @@ def number(token: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return [number(t) for t in _TOKEN.findall(amounts(_ANSWER.sub(r"\1", _NUMERO.sub("number ", text))))]
+    text = _CHOSE_AGAINST.sub(r"\1 not", _ANSWER.sub(r"\1", _NUMERO.sub("number ", text)))
+    return [number(t) for t in _TOKEN.findall(amounts(text))]
 
 
 def bigrams(words: list[str]) -> set[tuple[str, str]]:
@@ -267,7 +274,7 @@ class Comparison:
         return self.crossed
 
 
-CONTRASTS = frozenset({"instead", "rather", "unlike", "except", "against"})
+CONTRASTS = frozenset({"instead", "rather", "unlike", "except"})
 
 
 def _negations(words: list[str]) -> Counter[str]:
