@@ -40,6 +40,9 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
          "Clients reach the orders service through the REST gateway."),
         ("Payments call the ledger service.", "The ledger service calls payments."),
         ("We use Redis for session storage.", "We do not use Redis for session storage."),
+        ("We use Redis for session storage.", "We don\u2019t use Redis for session storage."),  # typed on a phone
+        ("The retry count must be zero.", "The retry count must be non-zero."),
+        ("The client uses blocking sockets.", "The client uses non-blocking sockets."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

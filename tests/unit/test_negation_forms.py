@@ -36,6 +36,7 @@ NEGATED = [
     ("The port is open to the internet.", "The port is not open to the internet."),
     ("Yes, the port is open to the internet.", "No, the port is not open to the internet."),
     ("We chose Kafka for the event bus.", "We decided against Kafka for the event bus."),  # "against" a choice
+    ("We use Redis for sessions.", "We don\u2019t use Redis for sessions."),  # a typographic apostrophe
 ]
 
 
@@ -53,3 +54,4 @@ def test_a_claim_negated_by_a_prefix_or_an_opposite_is_a_conflict(old: str, new:
 
 def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
     assert judge(*SAID_AGAIN[2])[0] is Verdict.DUPLICATE
+    assert judge("We don't log tokens.", "We don\u2019t log tokens.")[0] is Verdict.DUPLICATE

@@ -156,7 +156,17 @@ def number(token: str) -> str:
     return token[1:] if token.startswith("v") and token[1:2].isdigit() else token
 
 
+# A typographic apostrophe is an apostrophe: "don’t" is "don't", a negation (typed on a phone or pasted from a page).
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+
+
+def straight(text: str) -> str:
+    """`text` with its apostrophes written one way."""
+    return text.translate(_APOSTROPHES)
+
+
 def tokens(text: str) -> list[str]:
+    text = straight(text)
     text = _CHOSE_AGAINST.sub(r"\1 not", _ANSWER.sub(r"\1", _NUMERO.sub("number ", text)))
     return [number(t) for t in _TOKEN.findall(amounts(text))]
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from notewell.domain.similarity import STOPWORDS, amounts, negated_words, number
+from notewell.domain.similarity import STOPWORDS, amounts, negated_words, number, straight
 from notewell.domain.stemming import stem
 
 _WORD = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)  # as similarity._TOKEN
@@ -112,7 +112,7 @@ def _at_sentence_start(text: str, start: int) -> bool:
 
 @functools.lru_cache(maxsize=1_024)  # remember reads the same content against every candidate
 def values(text: str) -> Values:
-    text = amounts(text)
+    text = amounts(straight(text))
     names: set[str] = set()
     numbers: set[str] = set()
     words: list[str] = []
@@ -138,7 +138,7 @@ def values(text: str) -> Values:
 
 def words(text: str) -> frozenset[str]:
     """The distinct words and numbers of `text`, casefolded (numbers as `values` normalises them)."""
-    return frozenset(number(w) if _DIGIT.search(w) else w.casefold() for w in _WORD.findall(amounts(text)))
+    return frozenset(number(w) if _DIGIT.search(w) else w.casefold() for w in _WORD.findall(amounts(straight(text))))
 
 
 def aliases(a: str, b: str) -> bool:
