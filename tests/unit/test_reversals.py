@@ -18,11 +18,20 @@ REVERSED = [
     # "X of" crosses "is" and takes the other part as its complement: who is the subsidiary of whom is swapped
     ("A subsidiary of the ledger team is the billing team.", "The ledger team is a subsidiary of the billing team."),
     ("The owner of the queue is the worker.", "The queue is the owner of the worker."),
+    # the passive voice with subject and object where they stood: the roles are swapped
+    ("Payments call the ledger service.", "Payments are called by the ledger service."),
+    ("The worker chased the stale locks.", "The worker was chased by the stale locks."),
 ]  # fmt: skip
 SAID_AGAIN = [
     ("The worker chased the stale locks.", "The stale locks were chased by the worker."),  # passive voice
     ("The capital of France is Paris.", "Paris is the capital of France."),  # "is" relates both ways
     ("The owner of the queue is the worker.", "The worker is the owner of the queue."),
+    ("Payments call the ledger service.", "The ledger service is called by payments."),
+    # the passive moves everything around its verb across each other: no other word is a pivot
+    ("The gap separates the battery from terminal 1.", "Terminal 1 and the battery are separated by the gap."),
+    # a word said twice has no one place to cross from
+    ("Retry the upload; a failed upload gets one retry.", "A failed upload gets one retry."),
+    ("Throttle writes; bursts of writes trigger the throttle.", "Bursts of writes trigger the throttle."),
     ("Make builds faster or cheaper.", "Make builds cheaper or faster."),  # "or" too
     ("A marriage offer.", "An offer of marriage."),  # no shared word between the parts
 ]

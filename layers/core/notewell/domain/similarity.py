@@ -188,28 +188,45 @@ def numbers(words: list[str]) -> set[str]:
 def crossed_pivot(old_words: list[str], new_words: list[str], arguments: set[str]) -> bool:
     """Whether two of the `arguments` trade places across a word both texts share between them: "A calls B" and
     "B calls A", "Kingston replaced Port Royal" and "Port Royal replaced Kingston". The pivot is a content word, a
-    negation or an ordering word (ORDERING_WORDS), never a symmetric one ("A or B", "X is Y"); a pivot the new (or
-    old) text puts in the passive voice ("B is called by A") says the same thing, and does not count."""
-    old_at = {w: i for i, w in reversed(list(enumerate(old_words)))}
-    new_at = {w: i for i, w in reversed(list(enumerate(new_words)))}
+    negation or an ordering word (ORDERING_WORDS), never a symmetric one ("A or B", "X is Y"). A word either text
+    repeats has no one place, and is neither. A verb one text puts in the passive voice moves its subject and object
+    across it and everything around them across each other: there the claim is reversed only when both keep their
+    side ("payments call the ledger" / "payments are called by the ledger"; "the ledger is called by payments" says
+    the same)."""
+    old_count, new_count = Counter(old_words), Counter(new_words)
+    old_at = {w: i for i, w in enumerate(old_words) if old_count[w] == 1}
+    new_at = {w: i for i, w in enumerate(new_words) if new_count[w] == 1}
     # The arguments by their place in the old text, with the latest new place of those before each point and the
     # earliest new place of those after it: each pivot is then one lookup (long notes have hundreds of words).
     placed = sorted((old_at[w], new_at[w]) for w in arguments if w in old_at and w in new_at)
     if len(placed) < 2:
         return False
+    pivots = [
+        (old_place, new_place)
+        for pivot, old_place in old_at.items()
+        if (new_place := new_at.get(pivot)) is not None
+        and not (pivot in STOPWORDS and pivot not in ORDERING_WORDS)
+        and not _NUMBER.search(pivot)
+    ]
+    voiced = [(o, n) for o, n in pivots if _passive(old_words, o) != _passive(new_words, n)]
+    if voiced:
+        return any(_roles_kept(placed, o, n) for o, n in voiced)
     olds = [o for o, _ in placed]
     latest_before = list(itertools.accumulate((n for _, n in placed), max))
     earliest_after = list(itertools.accumulate((n for _, n in reversed(placed)), min))[::-1]
-    for pivot, old_place in old_at.items():
-        new_place = new_at.get(pivot)
-        if new_place is None or (pivot in STOPWORDS and pivot not in ORDERING_WORDS) or _NUMBER.search(pivot):
-            continue
-        if _passive(old_words, old_place) != _passive(new_words, new_place):
-            continue
+    for old_place, new_place in pivots:
         before, after = bisect.bisect_left(olds, old_place), bisect.bisect_right(olds, old_place)
         if before and after < len(placed) and latest_before[before - 1] > new_place > earliest_after[after]:
             return True
     return False
+
+
+def _roles_kept(placed: list[tuple[int, int]], old_verb: int, new_verb: int) -> bool:
+    """Whether the arguments nearest a verb on either side in the old text (its subject and object) are on the same
+    sides of it in the new text, where the verb changed voice."""
+    before = [p for p in placed if p[0] < old_verb]
+    after = [p for p in placed if p[0] > old_verb]
+    return bool(before and after) and before[-1][1] < new_verb < after[0][1]
 
 
 _COPULAS = frozenset({"is", "are", "was", "were"})
