@@ -185,14 +185,20 @@ def numbers(words: list[str]) -> set[str]:
     return {w for w in words if _NUMBER.search(w)}
 
 
-def crossed_pivot(old_words: list[str], new_words: list[str], arguments: set[str]) -> bool:
+def crossed_pivot(
+    old_words: list[str],
+    new_words: list[str],
+    arguments: set[str],
+    old_passive: frozenset[int] = frozenset(),
+    new_passive: frozenset[int] = frozenset(),
+) -> bool:
     """Whether two of the `arguments` trade places across a word both texts share between them: "A calls B" and
     "B calls A", "Kingston replaced Port Royal" and "Port Royal replaced Kingston". The pivot is a content word, a
     negation or an ordering word (ORDERING_WORDS), never a symmetric one ("A or B", "X is Y"). A word either text
     repeats has no one place, and is neither. A verb one text puts in the passive voice moves its subject and object
     across it and everything around them across each other: there the claim is reversed only when both keep their
     side ("payments call the ledger" / "payments are called by the ledger"; "the ledger is called by payments" says
-    the same)."""
+    the same). `old_passive`/`new_passive`: where each text has a verb in the passive (passive_verbs)."""
     old_count, new_count = Counter(old_words), Counter(new_words)
     old_at = {w: i for i, w in enumerate(old_words) if old_count[w] == 1}
     new_at = {w: i for i, w in enumerate(new_words) if new_count[w] == 1}
@@ -208,7 +214,7 @@ def crossed_pivot(old_words: list[str], new_words: list[str], arguments: set[str
         and not (pivot in STOPWORDS and pivot not in ORDERING_WORDS)
         and not _NUMBER.search(pivot)
     ]
-    voiced = [(o, n) for o, n in pivots if _passive(old_words, o) != _passive(new_words, n)]
+    voiced = [(o, n) for o, n in pivots if (o in old_passive) != (n in new_passive)]
     if voiced:
         return any(_roles_kept(placed, o, n) for o, n in voiced)
     olds = [o for o, _ in placed]
@@ -259,9 +265,26 @@ def _relations(words: list[str]) -> dict[str, tuple[bool, str]]:
     return found
 
 
-def _passive(words: list[str], at: int) -> bool:
-    """A verb in the passive voice: a form of "be" just before it and its agent after ("is called by")."""
-    return any(w in _BE for w in words[max(0, at - 2) : at]) and "by" in words[at + 1 : at + 5]
+# Past participles that end in none of "-ed", "-en", "-wn".
+_IRREGULAR_PARTICIPLES = frozenset(
+    {"done", "gone", "made", "built", "run", "sent", "held", "kept", "led", "paid", "read", "set", "put", "cut",
+     "hit", "shut", "split", "spread", "bought", "brought", "caught", "taught", "thought", "found", "left", "lost",
+     "met", "sold", "told", "won", "hung", "struck", "stuck", "fed", "shot", "spent", "lent", "bent", "dealt", "felt",
+     "heard", "laid", "meant", "sought", "swept", "understood", "bound", "ground", "spun", "dug", "fought", "sung",
+     "drunk", "begun", "come", "become", "overcome", "born", "worn", "torn", "sworn", "let", "hurt", "cast", "cost"}
+)  # fmt: skip
+
+
+def passive_verbs(words: list[str]) -> frozenset[int]:
+    """Where `words` (as written, not stemmed) has a verb in the passive voice: a past participle with a form of "be"
+    just before it and its agent after ("is called by"; "are standing by the fence" is not one)."""
+    return frozenset(
+        at
+        for at, word in enumerate(words)
+        if (word.endswith(("ed", "en", "wn")) or word in _IRREGULAR_PARTICIPLES)
+        and any(w in _BE for w in words[max(0, at - 2) : at])
+        and "by" in words[at + 1 : at + 5]
+    )
 
 
 def negated_words(words: list[str]) -> set[str]:
@@ -339,6 +362,7 @@ def compare(old: str, new: str) -> Comparison:
     old_words, new_words = _prefix_negations(old_words, new_words), _prefix_negations(new_words, old_words)
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)
+    old_passive, new_passive = passive_verbs(old_words), passive_verbs(new_words)
     # Content is compared by stem: "Payments call the ledger" and "the ledger calls payments" share every word.
     old_words, new_words = _stems(old_words), _stems(new_words)
     old_content, new_content = content_words(old_words), content_words(new_words)
@@ -360,7 +384,8 @@ def compare(old: str, new: str) -> Comparison:
         jaccard=len(shared_content) / union,
         content_coverage=len(shared_content) / (len(old_content) or 1),
         content_novelty=len(new_content - old_content) / (len(new_content) or 1),
-        crossed=crossed_pivot(old_words, new_words, shared_content) or complement_moved(old_words, new_words),
+        crossed=crossed_pivot(old_words, new_words, shared_content, old_passive, new_passive)
+        or complement_moved(old_words, new_words),
         numbers_changed=bool(old_numbers - new_numbers) and bool(new_numbers - old_numbers),
         polarity_flipped=flipped,
         longer=len(new_words) > len(old_words),
