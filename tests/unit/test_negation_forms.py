@@ -55,3 +55,4 @@ def test_a_claim_negated_by_a_prefix_or_an_opposite_is_a_conflict(old: str, new:
 def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
     assert judge(*SAID_AGAIN[2])[0] is Verdict.DUPLICATE
     assert judge("We don't log tokens.", "We don\u2019t log tokens.")[0] is Verdict.DUPLICATE
+    assert judge("We don\u2019t log tokens.", "We don?t log tokens.")[0] is Verdict.DUPLICATE  # an encoding lost it

@@ -158,11 +158,14 @@ def number(token: str) -> str:
 
 # A typographic apostrophe is an apostrophe: "don’t" is "don't", a negation (typed on a phone or pasted from a page).
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+# And so is the "?" that a lossy encoding leaves in its place inside a contraction ("Don?t", "it?s").
+_LOST_APOSTROPHE = re.compile(r"(?<=[^\W\d_])\?(?=(?:t|s|re|ve|ll|d|m)\b)", re.IGNORECASE)
 
 
 def straight(text: str) -> str:
     """`text` with its apostrophes written one way."""
-    return text.translate(_APOSTROPHES)
+    text = text.translate(_APOSTROPHES)
+    return _LOST_APOSTROPHE.sub("'", text) if "?" in text else text
 
 
 def tokens(text: str) -> list[str]:
