@@ -274,7 +274,8 @@ def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     """`new` is `old` with words cut out only, and one cut of two words or more inside the text ends on a word that
     took the content word after it. Cuts that end on a content word ("the frontend, built with Vite, to Vercel" ->
     "the frontend to Vercel") leave what follows where it was."""
-    if len(new) >= len(old):
+    remaining = iter(old)
+    if len(new) >= len(old) or not all(word in remaining for word in new):  # not a subsequence: no cut only
         return False
     cuts = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
     return all(tag == "delete" for tag, *_ in cuts) and any(
