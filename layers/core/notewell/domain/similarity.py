@@ -29,6 +29,7 @@ _NUMBER = re.compile(r"\d")
 _NUMERO = re.compile(r"(?:(?<=[^\W\d_] )No|\b[Nn]o\.)\s*(?=\d+\b)")
 # "No, it makes no difference": an answer opening a sentence, not a negation of what follows it.
 _ANSWER = re.compile(r"(^|[.!?]\s+)no\s*[,!]", re.IGNORECASE | re.MULTILINE)
+_ANSWER_HINT = re.compile(r"no\s*[,!]", re.IGNORECASE)  # a quick look first: most texts hold no answer
 
 NEGATIONS = frozenset(
     {
@@ -105,11 +106,11 @@ _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ni
 # A number written as a word is that number ("three replicas" is "3 replicas", and not "5 replicas"). "One" is a
 # number only before a word that is not "of"/"another"/..., after none of the words that make it a pronoun ("the
 # new one", "one of them", "no one", "each one"). A hyphen makes a word of it ("one-off"), except after "non-".
-_NUMBER_WORD = re.compile(
-    rf"(?:(?<![\w-])|(?<=\bnon-))(?:(?P<tens>{'|'.join(_TENS)})(?:-(?P<unit>{'|'.join(_UNITS[1:10])}))?"
-    rf"|(?P<small>{'|'.join(_UNITS)}))(?![\w-])",
-    re.IGNORECASE,
+_SPELLED = (
+    rf"(?:(?P<tens>{'|'.join(_TENS)})(?:-(?P<unit>{'|'.join(_UNITS[1:10])}))?|(?P<small>{'|'.join(_UNITS)}))(?![\w-])"
 )
+_NUMBER_WORD = re.compile(rf"(?<![\w-]){_SPELLED}", re.IGNORECASE)
+_NON_NUMBER_WORD = re.compile(rf"(?<=\bnon-){_SPELLED}", re.IGNORECASE)  # a lookbehind choice slows every text
 _PRONOUN_ONE_BEFORE = frozenset({"the", "no", "each", "every", "any", "this", "that", "which", "a", "an", "some",
                                  "such", "another", "only", "last", "next", "someone", "anyone"})  # fmt: skip
 _PRONOUN_ONE_AFTER = re.compile(r"\s+(?!(?:of|another|by|or|and|at|in|on|to)\b)[^\W\d_]")
@@ -137,6 +138,8 @@ def amounts(text: str) -> str:
     dropped, a scale word or suffix multiplied out ("$1.0 bn" -> "$1000000000"), a clock time on the 24-hour clock
     ("5.30 p.m." -> "17:30")."""
     text = _NUMBER_WORD.sub(_number_word, text)
+    if "non-" in text.casefold():
+        text = _NON_NUMBER_WORD.sub(_number_word, text)
     if not _NUMBER.search(text):
         return text
     text = _THOUSANDS.sub(lambda m: m.group().replace(",", ""), text)
@@ -169,8 +172,11 @@ def straight(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    text = straight(text)
-    text = _CHOSE_AGAINST.sub(r"\1 not", _ANSWER.sub(r"\1", _NUMERO.sub("number ", text)))
+    text = _NUMERO.sub("number ", straight(text))
+    if _ANSWER_HINT.search(text):
+        text = _ANSWER.sub(r"\1", text)
+    if "against" in text.casefold():
+        text = _CHOSE_AGAINST.sub(r"\1 not", text)
     return [number(t) for t in _TOKEN.findall(amounts(text))]
 
 
@@ -339,17 +345,26 @@ def _negations(words: list[str]) -> Counter[str]:
 def _prefix_negations(words: list[str], other: list[str]) -> list[str]:
     """`words` with each word made of a negating prefix and a word only `other` has written as "not" and that word
     ("unwilling" -> "not willing" against a text that says "willing")."""
-    if not any(w.startswith(NEGATING_PREFIXES) for w in words):
+    prefixed = [w for w in words if w.startswith(NEGATING_PREFIXES)]
+    if not prefixed:
         return words
     own, theirs = set(words), set(other)
-    rewritten: list[str] = []
-    for word in words:
-        bare = next((word[len(p) :].lstrip("-") for p in NEGATING_PREFIXES if word.startswith(p)), "")
-        if len(bare) >= MIN_NEGATED_STEM and bare in theirs and bare not in own and word not in theirs:
-            rewritten += ["not", bare]
-        else:
-            rewritten.append(word)
-    return rewritten
+    negated = {
+        word: bare
+        for word in prefixed
+        if len(bare := _without_prefix(word)) >= MIN_NEGATED_STEM
+        and bare in theirs
+        and bare not in own
+        and word not in theirs
+    }
+    if not negated:
+        return words
+    return [part for word in words for part in (("not", negated[word]) if word in negated else (word,))]
+
+
+def _without_prefix(word: str) -> str:
+    prefix = next(p for p in NEGATING_PREFIXES if word.startswith(p))
+    return word[len(prefix) :].lstrip("-")
 
 
 def _stems(words: list[str]) -> list[str]:
