@@ -172,12 +172,17 @@ def straight(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
+    return list(_read(text))
+
+
+@functools.lru_cache(maxsize=256)  # remember compares its content with every candidate: read it once
+def _read(text: str) -> tuple[str, ...]:
     text = _NUMERO.sub("number ", straight(text))
     if _ANSWER_HINT.search(text):
         text = _ANSWER.sub(r"\1", text)
     if "against" in text.casefold():
         text = _CHOSE_AGAINST.sub(r"\1 not", text)
-    return [number(t) for t in _TOKEN.findall(amounts(text))]
+    return tuple(number(t) for t in _TOKEN.findall(amounts(text)))
 
 
 def bigrams(words: list[str]) -> set[tuple[str, str]]:
@@ -287,6 +292,8 @@ _IRREGULAR_PARTICIPLES = frozenset(
 def passive_verbs(words: list[str]) -> frozenset[int]:
     """Where `words` (as written, not stemmed) has a verb in the passive voice: a past participle with a form of "be"
     just before it and its agent after ("is called by"; "are standing by the fence" is not one)."""
+    if "by" not in words:
+        return frozenset()
     return frozenset(
         at
         for at, word in enumerate(words)
