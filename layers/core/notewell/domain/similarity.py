@@ -175,7 +175,9 @@ def tokens(text: str) -> list[str]:
     return list(_read(text))
 
 
-@functools.lru_cache(maxsize=256)  # remember compares its content with every candidate: read it once
+# remember compares its content with every candidate: it is read once. A few entries are enough for that, and a
+# long note read into tokens weighs hundreds of kB.
+@functools.lru_cache(maxsize=16)
 def _read(text: str) -> tuple[str, ...]:
     text = _NUMERO.sub("number ", straight(text))
     if _ANSWER_HINT.search(text):
