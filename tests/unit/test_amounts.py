@@ -91,5 +91,7 @@ def test_no_before_a_number_is_a_number_only_when_written_as_one(text: str, read
 
 def test_a_numbered_item_named_otherwise_negates_nothing() -> None:
     old, new = "Amendment No 7 drops the retry limit.", "Amendment 7 drops the retry limit."
-    assert not compare(old, new).altered and judge(old, new)[0] is not Verdict.CONFLICT
+    comparison = compare(old, new)
+    assert not comparison.numbers_changed and not comparison.polarity_flipped
+    assert judge(old, new)[0] is not Verdict.CONFLICT
     assert judge("Service 2 keeps a replica.", "No 2 services keep a replica.")[0] is Verdict.CONFLICT

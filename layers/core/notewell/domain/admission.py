@@ -98,7 +98,8 @@ def judge(
     if slots.names_swapped and replacements is not None and _renamed_alike(slots, replacements):
         slots = replace(slots, names_swapped=False)
     reversal = c.reordered and c.jaccard >= REVERSAL_JACCARD and (meaning is None or c.content_novelty == 0)
-    # A negation that comes with a word's opposite ("open" -> "not closed") alters nothing.
+    # A number changed, or a word negated in one text only; a negation that comes with a word's opposite ("open"
+    # -> "not closed") alters nothing.
     altered = c.numbers_changed or (c.polarity_flipped and not slots.negated_opposite)
     same_claim = not altered and not slots.changed and not swapped and not unsure
     if (

@@ -4,8 +4,8 @@ Word overlap cannot tell "opaque tokens instead of JWTs" from "JWTs instead of o
 Two bigram measures answer two questions:
   * similarity (Dice over bigram sets): "is this the same text?"
   * coverage of the old note's bigrams by the new text: "is the old claim contained in the new one?"
-Bigrams are blind to a negation or a changed number inside an otherwise identical sentence, so `altered`
-reports those explicitly.
+Bigrams are blind to a negation or a changed number inside an otherwise identical sentence, so
+`numbers_changed` and `polarity_flipped` report those explicitly.
 """
 
 from __future__ import annotations
@@ -330,10 +330,6 @@ class Comparison:
     numbers_changed: bool  # a number of the old text is gone and a new one appeared
     polarity_flipped: bool  # a shared word is negated in one text and not in the other
     longer: bool  # the new text has more words
-
-    @property
-    def altered(self) -> bool:
-        return self.numbers_changed or self.polarity_flipped
 
     @property
     def reordered(self) -> bool:
