@@ -121,6 +121,19 @@ def test_a_word_swapped_for_a_synonym_is_a_duplicate_and_for_a_rival_a_conflict(
     assert remember(services, me, rival[1]) is RememberStatus.CONFLICT
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The exporters are unwilling to submit their plans.", "The exporters are not willing to submit their plans."),
+        ("We don't log session tokens.", "We don\u2019t log session tokens."),
+    ],
+)
+def test_a_denial_said_otherwise_is_a_duplicate(services: Services, me: Principal, old: str, new: str) -> None:
+    """With the model, "unwilling" -> "not willing" was weighed as another value (a conflict); the denial is one."""
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) is RememberStatus.DUPLICATE
+
+
 def test_without_a_model_the_lexicon_still_tells_a_rival_value_from_another_word_for_the_same(
     store: Store, clock: FixedClock
 ) -> None:

@@ -372,6 +372,18 @@ def _without_prefix(word: str) -> str:
     return word[len(prefix) :].lstrip("-")
 
 
+def denied_alike(one: tuple[str, ...], other: tuple[str, ...]) -> bool:
+    """Whether two phrases deny the same word, one with a negating prefix, one with a negation: ("unwilling",) and
+    ("not", "willing"), ("non-blocking",) and ("no", "blocking")."""
+    for prefixed, negated in ((one, other), (other, one)):
+        if (
+            len(prefixed) == 1 and len(negated) == 2 and negated[0] in PLAIN_NEGATIONS
+            and prefixed[0].startswith(NEGATING_PREFIXES) and _without_prefix(prefixed[0]) == negated[1]
+        ):  # fmt: skip
+            return True
+    return False
+
+
 def _stems(words: list[str]) -> list[str]:
     """Content words by stem; stopwords, negations and numbers as they are (the lists name their surface forms)."""
     return [w if w in STOPWORDS or w in NEGATIONS or _NUMBER.search(w) else stem(w) for w in words]

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from notewell.domain.similarity import STOPWORDS, amounts, negated_words, number, straight
+from notewell.domain.similarity import STOPWORDS, amounts, denied_alike, negated_words, number, straight
 from notewell.domain.stemming import stem
 
 _WORD = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)  # as similarity._TOKEN
@@ -323,6 +323,8 @@ def _replacements(old: tuple[str, ...], new: tuple[str, ...]) -> dict[str, Any]:
         if tag == "equal":
             continue
         gone, came = old[i1:i2], new[j1:j2]
+        if denied_alike(gone, came):  # "unwilling" / "not willing": the comparison reads them as one denial
+            continue
         substantive = any(w not in FUNCTION_WORDS for w in (*gone, *came))
         if (
             tag == "replace" and len(gone) <= MAX_REPLACED_WORDS and len(came) <= MAX_REPLACED_WORDS
