@@ -19,6 +19,8 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from notewell.domain.similarity import straight
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -163,5 +165,5 @@ def _strips(word: str, ending: str) -> bool:
 
 
 def _content_words(phrase: str) -> list[str]:
-    words = (_POSSESSIVE.sub("", w) for w in _WORD.findall(phrase.casefold().replace("\u2019", "'")))
+    words = (_POSSESSIVE.sub("", w) for w in _WORD.findall(straight(phrase).casefold()))
     return [w for w in words if w and w not in _FUNCTION_WORDS]
