@@ -6,6 +6,8 @@ Reads (see tests/quality/README.md for where each comes from and how to place it
   raw/semeval-sts/<year>/<name>.test.tsv   SemEval STS 2012-2016 gold test pairs: score (0-5), sentence 1, sentence 2
   raw/breaking_nli/data/dataset.jsonl      Breaking NLI (Glockner et al., 2018): SNLI premises with one word swapped
   raw/mnli_contradicting_examples          HANS repository: MultiNLI training pairs that contradict word overlap
+  raw/mnli-dev/mnli_development_set_number_of_correct_responses.txt
+                                           HANS repository: the MultiNLI matched development set, with gold labels
   raw/madial-bench/MADial-Bench-en-{dialogue,memory}.json
                                            MADial-Bench (He et al., NAACL 2025): dialogues, a memory archive and the
                                            memories each dialogue should recall, annotated
@@ -34,6 +36,7 @@ from typing import Any
 PARAPHRASE_SCORE = 4.0  # STS 4: "mostly equivalent, some unimportant details differ"; 5: "completely equivalent"
 RELATED_SCORE = 2.0  # STS 2: "not equivalent, but share some details"; at or below it the meanings differ
 RELATED_OVERLAP = 0.5  # ...and "same words" means at least half the words shared (Jaccard)
+MNLI_DEV_OVERLAP = 0.8  # a development pair is kept when this share of its hypothesis's words is in the premise
 EXCLUDED_STS = ("MSRpar",)
 TUNE_YEARS = ("2012", "2013", "2014")
 WORD = re.compile(r"[a-z0-9]+")
@@ -119,6 +122,26 @@ def hans_mnli_pairs(raw: Path) -> Iterator[dict[str, Any]]:
             }  # fmt: skip
 
 
+def mnli_dev_pairs(raw: Path) -> Iterator[dict[str, Any]]:
+    """MultiNLI's development pairs whose hypothesis is made (mostly) of the premise's words: the same test as the
+    HANS set above, on pairs drawn apart from it (development, not training), so it adds pairs of the same kind."""
+    path = raw / "mnli-dev" / "mnli_development_set_number_of_correct_responses.txt"
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 4 or fields[3] not in ("contradiction", "neutral", "entailment"):
+                continue  # the header
+            pair_id, premise, hypothesis = fields[0], fields[1].strip(), fields[2].strip()
+            said = WORD.findall(hypothesis.lower())
+            known = set(WORD.findall(premise.lower()))
+            if not said or sum(word in known for word in said) < MNLI_DEV_OVERLAP * len(said):
+                continue
+            yield {
+                "set": "mnli-dev-overlap", "id": pair_id, "split": split_of("mnli-dev-overlap", pair_id),
+                "label": fields[3], "a": premise, "b": hypothesis,
+            }  # fmt: skip
+
+
 def retrieval_records(raw: Path) -> Iterator[dict[str, Any]]:
     """One record per STS file: its distinct sentences are the notes; the second sentence of a pair scored >= 4
     asks for the first. Sentences of low-scored pairs stay in as the hard distractors they are."""
@@ -195,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         yield from sts_pairs(args.raw)
         yield from breaking_nli_pairs(args.raw)
         yield from hans_mnli_pairs(args.raw)
+        yield from mnli_dev_pairs(args.raw)
 
     for name, records in (("pairs.jsonl", pairs()), ("retrieval.jsonl", retrieval(args.raw))):
         try:
