@@ -187,3 +187,20 @@ def test_a_restatement_keeps_the_vector_remember_computed_for_it(store: Store, c
         embedder.texts.clear()
         assert services.meaning.similarities(me.workspace_id, vector, [note]) == {note.id: pytest.approx(1.0)}
         assert embedder.texts == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("If the migration fails, we roll back to the v2 schema.", "We roll back to the v2 schema."),
+        ("The vendor claims the API supports cursor pagination.", "The API supports cursor pagination."),
+    ],
+)
+def test_a_claim_the_note_only_supposed_is_stored_when_stated_outright(
+    services: Services, me: Principal, old: str, new: str
+) -> None:
+    """It was a duplicate: the rollback that happened, or the fact checked, was dropped as already known."""
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) is RememberStatus.CREATED
+    assert remember(services, me, "Tests run against SQLite.") is RememberStatus.CREATED
+    assert remember(services, me, POSTGRES) is not RememberStatus.CREATED  # the part it states is known

@@ -188,6 +188,10 @@ class SlotChange:
     # of fiberglass aged to look like real brick" -> "made of real brick"): what follows now completes another
     # phrase, and says another thing.
     cut_rejoined: bool = False
+    # One claim is said in the other only as what someone says, thinks or asks, or as a condition ("Alice argued
+    # that we should drop Redis" / "We should drop Redis"; "If the deploy fails, we roll back" / "We roll back"):
+    # stated outright it is another claim, whichever text came first.
+    unasserted: bool = False
     # A word's opposite stands in its place, negated in one claim only: "an open path" / "not a closed path" says
     # the same, and the negation it adds changes nothing.
     negated_opposite: bool = False
@@ -196,7 +200,7 @@ class SlotChange:
     def changed(self) -> bool:
         return (
             self.names_swapped or self.numbers_swapped or self.antonym_flipped or self.qualifier_dropped
-            or self.cut_rejoined
+            or self.cut_rejoined or self.unasserted
         )  # fmt: skip
 
 
@@ -244,6 +248,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
         ),
         qualifier_dropped=dropped,
         cut_rejoined=_cut_rejoined(a.words, b.words),
+        unasserted=_unasserted(old, b.words) or _unasserted(new, a.words),
         negated_opposite=negated_opposite,
         **_replacements(a.words, b.words),
     )
@@ -284,6 +289,48 @@ def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
 
 
 _ARTICLES = frozenset({"the", "a", "an"})
+# What a clause said after these is supposed or asked, not stated: "if the deploy fails", "whether it scales".
+SUPPOSING = frozenset({"if", "unless", "whether"})
+# Stems of verbs that report a claim without vouching for it ("argued that", "claims", "wonders whether"); verbs
+# that vouch for it ("knows that", "showed that") are left out: what they report stays asserted.
+REPORTING = frozenset(
+    stem(w)
+    for w in (
+        "say", "says", "said", "claim", "argue", "think", "thought", "believe", "suggest", "hope", "wish", "doubt",
+        "suppose", "assume", "guess", "fear", "figure", "expect", "imagine", "pretend", "insist", "predict",
+        "propose", "wonder", "allege", "reckon", "suspect", "speculate", "deny", "denied", "rumour", "rumor",
+        "worry", "ask", "asked",
+    )
+)  # fmt: skip
+_CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)|\n+")
+
+
+def _unasserted(text: str, claim: tuple[str, ...]) -> bool:
+    """Whether `claim` (two words or more) stands whole inside one sentence of `text` as a clause that sentence
+    only reports, supposes or asks about: after "if", "unless" or "whether", after a reporting verb (and "that"),
+    before "if" or "unless", or in a sentence that opens with "if" or "unless"."""
+    if len(claim) < 2:
+        return False
+    size = len(claim)
+    for sentence in _CLAUSE_END.split(text):
+        words = values(sentence).words
+        if len(words) <= size:
+            continue
+        for start in range(len(words) - size + 1):
+            if words[start : start + size] == claim and _supposed(words, start, start + size):
+                return True
+    return False
+
+
+def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
+    before = words[start - 1] if start else ""
+    verb = start - 2 if before == "that" else start - 1
+    return (
+        before in SUPPOSING
+        or (verb >= 0 and stem(words[verb]) in REPORTING)
+        or (end < len(words) and words[end] in SUPPOSING - {"whether"})
+        or (start > 0 and words[0] in SUPPOSING - {"whether"})
+    )
 
 
 def _governs(cut: tuple[str, ...]) -> bool:
