@@ -1,4 +1,5 @@
-"""A claim a note only reports, supposes or asks about is another claim when stated outright, and the reverse.
+"""A claim a note only reports, supposes or asks about is another claim when stated outright, and the reverse;
+and "few" or "used to" dropped from a claim changes it.
 
 Judged by words alone (no model), as a store without embeddings judges. The part of a note it states itself
 ("…; tests run against SQLite") is still a duplicate of it.
@@ -22,6 +23,8 @@ NOT_STATED = [
     ("Unless the build is green, nothing ships to production.", "Nothing ships to production."),
     ("We should drop the Redis cache.", "Alice argued that we should drop the Redis cache."),  # the other way
     ("We use Kafka for the event bus.", "We think we use Kafka for the event bus."),
+    ("It is a myth that Redis loses data on restart.", "Redis loses data on restart."),
+    ("It is false that Redis loses data on restart.", "Redis loses data on restart."),
 ]  # fmt: skip
 STATED = [
     ("We use PostgreSQL for orders; tests run against SQLite.", "Tests run against SQLite."),
@@ -30,6 +33,17 @@ STATED = [
     ("We know that the cache is the bottleneck.", "The cache is the bottleneck."),  # "know" vouches for it
     ("We use Kafka. If the load grows, we add brokers.", "We use Kafka."),  # the "if" is another sentence's
 ]  # fmt: skip
+# A word that says how much or how long a claim holds, dropped while what it qualified stays: another claim.
+QUALIFIER_DROPPED = [
+    ("Few customers use the export feature.", "Customers use the export feature."),
+    ("The payment service used to call the ledger directly.", "The payment service calls the ledger directly."),
+    ("We used to deploy on Fridays.", "We deploy on Fridays."),
+]
+QUALIFIER_KEPT = [
+    ("A few customers use the export feature.", "Customers use the export feature."),  # some do
+    ("We used to deploy on Fridays.", "We deployed on Fridays."),  # still said of the past
+    ("The payment service is used to call the ledger.", "The payment service calls the ledger."),  # a purpose
+]
 
 
 @pytest.mark.parametrize(("old", "new"), NOT_STATED)
@@ -44,3 +58,17 @@ def test_a_part_the_note_states_itself_is_a_duplicate(old: str, new: str) -> Non
     assert not changed_slots(old, new).unasserted
     verdict, _ = judge(old, new)
     assert verdict is Verdict.DUPLICATE
+
+
+@pytest.mark.parametrize(("old", "new"), QUALIFIER_DROPPED)
+def test_dropping_few_or_used_to_changes_the_claim(old: str, new: str) -> None:
+    assert changed_slots(old, new).qualifier_dropped
+    verdict, _ = judge(old, new)
+    assert verdict is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), QUALIFIER_KEPT)
+def test_a_few_or_a_past_said_again_is_no_dropped_qualifier(old: str, new: str) -> None:
+    assert not changed_slots(old, new).qualifier_dropped
+    verdict, _ = judge(old, new)
+    assert verdict is not Verdict.CONFLICT

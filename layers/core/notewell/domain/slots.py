@@ -259,11 +259,31 @@ def _qualifier_dropped(old: tuple[str, ...], new: set[str]) -> bool:
     One dropped with what it qualified ("perhaps in a metaphorical sense", "become less intense") leaves the rest
     of the claim as it was."""
     for at, word in enumerate(old):
-        if word in QUALIFIERS and word not in new:
-            qualified = next((w for w in old[at + 1 :] if w not in STOPWORDS), None)
-            if qualified is not None and qualified in new:
-                return True
+        if word in new or not _qualifies(old, at):
+            continue
+        qualified = next((w for w in old[at + 1 :] if w not in STOPWORDS), None)
+        if qualified is None:
+            continue
+        # "used to call" said now is "call" or "calls"; "called" still says it was once
+        forms = (qualified, qualified + "s", qualified + "es") if word == "used" else (qualified,)
+        if any(form in new for form in forms):
+            return True
     return False
+
+
+def _qualifies(words: tuple[str, ...], at: int) -> bool:
+    """Whether the word at `at` qualifies what follows it: one of QUALIFIERS, "few" but not "a few" (some), and
+    "used" in "used to" (no longer: "used to call the ledger" / "calls the ledger")."""
+    word, before = words[at], words[at - 1] if at else ""
+    if word in ("few", "fewer"):
+        return before not in ("a", "quite")
+    if word == "used":
+        return words[at + 1 : at + 2] == ("to",) and before not in _BEING
+    return word in QUALIFIERS
+
+
+# "is used to call the ledger" is what it serves for, not what it did once
+_BEING = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "gets", "got"})
 
 
 # Words that take the phrase after them: prepositions and particles ("look like …", "nets out …"). Not "of": a cut
@@ -300,6 +320,8 @@ REPORTING = frozenset(
         "suppose", "assume", "guess", "fear", "figure", "expect", "imagine", "pretend", "insist", "predict",
         "propose", "wonder", "allege", "reckon", "suspect", "speculate", "deny", "denied", "rumour", "rumor",
         "worry", "ask", "asked",
+        # and nouns and adjectives that say a claim is only held, or false: "the myth that", "it is false that"
+        "myth", "misconception", "notion", "belief", "assumption", "rumour", "false", "untrue",
     )
 )  # fmt: skip
 _CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)|\n+")
