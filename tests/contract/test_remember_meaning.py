@@ -204,3 +204,14 @@ def test_a_claim_the_note_only_supposed_is_stored_when_stated_outright(
     assert remember(services, me, new) is RememberStatus.CREATED
     assert remember(services, me, "Tests run against SQLite.") is RememberStatus.CREATED
     assert remember(services, me, POSTGRES) is not RememberStatus.CREATED  # the part it states is known
+
+
+def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:
+    """It was a duplicate (nine words of ten the same): the detail was dropped and the agent told it was known."""
+    old = "The deploy pipeline runs the integration tests on every merge to main."
+    new = "The deploy pipeline runs the integration tests on every merge to main and on release tags."
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) is RememberStatus.UPDATED
+    project = services.deps.store.get_project(me.workspace_id, "orders")
+    assert project is not None
+    assert [n.body for n in services.deps.store.project_notes(me.workspace_id, project.id, limit=10)] == [new]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from notewell.domain import ranking, rules
 from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words
-from notewell.domain.slots import SlotChange, changed_slots
+from notewell.domain.slots import FUNCTION_WORDS, SlotChange, changed_slots
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -36,6 +36,7 @@ DUPLICATE_SIMILARITY = 0.8  # near-identical wording
 DUPLICATE_MAX_NOVELTY = 0.1  # the new text adds (almost) no bigram the old one lacks, and is not longer
 DUPLICATE_MAX_NEW_WORDS = 0.15  # or it swaps at most a word or so ("via" for "through")...
 DUPLICATE_MIN_KEPT_WORDS = 0.85  # ...while keeping nearly every content word of the old note
+DETAIL_WORDS = 2  # a longer text adding this many words of substance is no repeat ("per container" is one word)
 RESTATEMENT_COVERAGE = 0.75  # the new text contains most of the old note's bigrams...
 RESTATEMENT_SIMILARITY = 0.3  # ...and is still recognisably the same text
 ALTERED_OVERLAP = 0.6  # a negation or number change only matters when both talk about the same things...
@@ -102,9 +103,13 @@ def judge(
     # -> "not closed") alters nothing.
     altered = c.numbers_changed or (c.polarity_flipped and not slots.negated_opposite)
     same_claim = not altered and not slots.changed and not swapped and not unsure
+    # A longer text that keeps every word of substance and adds two or more adds a detail ("… and on release
+    # tags"): it updates the note; as a repeat the detail would be dropped
+    adds_detail = c.longer and c.content_coverage == 1 and len(c.content_added - FUNCTION_WORDS) >= DETAIL_WORDS
     if (
         same_claim
         and not c.reordered
+        and not adds_detail
         and (
             c.similarity >= DUPLICATE_SIMILARITY
             or (c.novelty <= DUPLICATE_MAX_NOVELTY and not c.longer)

@@ -326,6 +326,7 @@ class Comparison:
     jaccard: float  # shared content words / all content words
     content_coverage: float  # shared content words / content words of the old text
     content_novelty: float  # content words only the new text has / content words of the new text
+    content_added: frozenset[str]  # content words only the new text has
     crossed: bool  # two shared words trade places across a shared pivot (crossed_pivot, complement_moved)
     numbers_changed: bool  # a number of the old text is gone and a new one appeared
     polarity_flipped: bool  # a shared word is negated in one text and not in the other
@@ -393,7 +394,10 @@ def _stems(words: list[str]) -> list[str]:
 def compare(old: str, new: str) -> Comparison:
     old_words, new_words = tokens(old), tokens(new)
     if not old_words or not new_words:
-        return Comparison(0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, False, False, False, len(new_words) > len(old_words))
+        return Comparison(
+            0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, frozenset(content_words(new_words)), False, False, False,
+            len(new_words) > len(old_words),
+        )  # fmt: skip
     old_words, new_words = _prefix_negations(old_words, new_words), _prefix_negations(new_words, old_words)
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)
@@ -419,6 +423,7 @@ def compare(old: str, new: str) -> Comparison:
         jaccard=len(shared_content) / union,
         content_coverage=len(shared_content) / (len(old_content) or 1),
         content_novelty=len(new_content - old_content) / (len(new_content) or 1),
+        content_added=frozenset(new_content - old_content),
         crossed=crossed_pivot(old_words, new_words, shared_content, old_passive, new_passive)
         or complement_moved(old_words, new_words),
         numbers_changed=bool(old_numbers - new_numbers) and bool(new_numbers - old_numbers),
