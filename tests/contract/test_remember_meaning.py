@@ -43,6 +43,11 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("We use Redis for session storage.", "We don\u2019t use Redis for session storage."),  # typed on a phone
         ("The retry count must be zero.", "The retry count must be non-zero."),
         ("The client uses blocking sockets.", "The client uses non-blocking sockets."),
+        # rivals the model put as close as synonyms (duplicates with it): the lexicon knows them for rivals
+        ("The on-call rotation starts on Monday.", "The on-call rotation starts on Tuesday."),
+        ("We host the primary database in Brazil.", "We host the primary database in Argentina."),
+        ("The load balancer sends traffic to the east region.", "The load balancer sends traffic to the west region."),
+        ("The team bought the monitoring licence.", "The team sold the monitoring licence."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(
@@ -126,6 +131,7 @@ def test_a_word_swapped_for_a_synonym_is_a_duplicate_and_for_a_rival_a_conflict(
     [
         ("The exporters are unwilling to submit their plans.", "The exporters are not willing to submit their plans."),
         ("We don't log session tokens.", "We don\u2019t log session tokens."),
+        ("The admin port is open to the VPN.", "The admin port is not closed to the VPN."),
     ],
 )
 def test_a_denial_said_otherwise_is_a_duplicate(services: Services, me: Principal, old: str, new: str) -> None:

@@ -150,15 +150,21 @@ def test_a_rival_is_another_value_of_the_same_kind(lexicon: Lexicon, old: str, n
     assert lexicon.relation(old, new) == relation
 
 
-def test_replaced_phrases_the_lexicon_holds_alike_weigh_fully_and_cost_the_model_nothing(lexicon: Lexicon) -> None:
+def test_replaced_phrases_the_lexicon_knows_weigh_what_it_says_and_cost_the_model_nothing(lexicon: Lexicon) -> None:
+    """Alike weighs fully and a rival not at all, whatever the model says: the model put "white"/"black",
+    "Brazil"/"Argentina" and "bought"/"sold" as close as synonyms. Only the pairs it does not know go to the model."""
     embedder = CountingEmbedder()
     meaning = Meaning(embedder, None, FixedClock(), lexicon)
-    weights = meaning.pair_similarities([("kid", "child"), ("guitar", "violin"), ("kid", "child")])
+    weights = meaning.pair_similarities(
+        [("kid", "child"), ("guitar", "violin"), ("kid", "child"), ("Vercel", "Netlify")]
+    )
     assert weights is not None and weights[("kid", "child")] == 1.0
-    assert weights[("guitar", "violin")] < 1.0  # the model's cosine: a rival value is the judge's to weigh
-    assert embedder.texts == ["guitar", "violin"]
-    assert meaning.pair_similarities([("violin", "fiddle")]) == {("violin", "fiddle"): 1.0}
-    assert embedder.texts == ["guitar", "violin"]
+    assert weights[("guitar", "violin")] == 0.0
+    assert embedder.texts == ["Vercel", "Netlify"]
+    assert meaning.pair_similarities([("violin", "fiddle"), ("violin", "guitar")]) == {
+        ("violin", "fiddle"): 1.0, ("violin", "guitar"): 0.0,
+    }  # fmt: skip
+    assert embedder.texts == ["Vercel", "Netlify"]
 
 
 def test_a_file_that_is_not_a_lexicon_is_refused() -> None:

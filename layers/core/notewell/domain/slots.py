@@ -18,7 +18,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from notewell.domain.similarity import STOPWORDS, amounts, denied_alike, negated_words, number, straight
+from notewell.domain.similarity import (
+    PLAIN_NEGATIONS,
+    STOPWORDS,
+    amounts,
+    denied_alike,
+    negated_words,
+    number,
+    straight,
+)
 from notewell.domain.stemming import stem
 
 _WORD = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)  # as similarity._TOKEN
@@ -223,7 +231,9 @@ def changed_slots(old: str, new: str) -> SlotChange:
         (x in old_negated) == (y in new_negated) and not _OPPOSITES[x] & old_stems and not _OPPOSITES[y] & new_stems
         for x, y in flips
     )
-    negated_opposite = any((x in old_negated) != (y in new_negated) for x, y in flips)
+    # A word's opposite, with a negation one text has and the other lacks ("open" / "not … closed")
+    said_otherwise = frozenset((x, y) for x, y in flips if (x in old_negated) != (y in new_negated))
+    denial_changed = _denials(a.words) != _denials(b.words)
     swaps = _swapped_in_place(a.words, b.words)
     # "Alice owns billing" / "Bob owns billing": names at the start of a sentence, told by the swap in place.
     capital_swaps = [
@@ -249,9 +259,13 @@ def changed_slots(old: str, new: str) -> SlotChange:
         qualifier_dropped=dropped,
         cut_rejoined=_cut_rejoined(a.words, b.words),
         unasserted=_unasserted(old, b.words) or _unasserted(new, a.words),
-        negated_opposite=negated_opposite,
-        **_replacements(a.words, b.words),
+        negated_opposite=bool(said_otherwise),
+        **_replacements(a.words, b.words, said_otherwise if denial_changed else frozenset()),
     )
+
+
+def _denials(words: tuple[str, ...]) -> int:
+    return sum(w in PLAIN_NEGATIONS or w.endswith("n't") for w in words)
 
 
 def _qualifier_dropped(old: tuple[str, ...], new: set[str]) -> bool:
@@ -382,17 +396,22 @@ FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "
 MAX_NAMES = 3  # names weighed on each side, at most
 
 
-def _replacements(old: tuple[str, ...], new: tuple[str, ...]) -> dict[str, Any]:
+def _replacements(
+    old: tuple[str, ...], new: tuple[str, ...], said_otherwise: frozenset[tuple[str, str]] = frozenset()
+) -> dict[str, Any]:
     """The phrases of `new` standing where phrases of `old` stood (each at most MAX_REPLACED_WORDS words, with a
     content word on both sides), and whether nothing else of substance differs."""
     matcher = difflib.SequenceMatcher(a=[stem(w) for w in old], b=[stem(w) for w in new], autojunk=False)
     replaced: list[tuple[str, str]] = []
     only = True
+    said_alike = False  # a phrase put in place of another that says the same, as rules of words tell
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         gone, came = old[i1:i2], new[j1:j2]
-        if denied_alike(gone, came):  # "unwilling" / "not willing": the comparison reads them as one denial
+        # "unwilling" / "not willing", the comparison reads them as one denial; "an open" / "not … a closed"
+        if denied_alike(gone, came) or any((stem(g), stem(c)) in said_otherwise for g in gone for c in came):
+            said_alike = True
             continue
         substantive = any(w not in FUNCTION_WORDS for w in (*gone, *came))
         if (
@@ -402,7 +421,7 @@ def _replacements(old: tuple[str, ...], new: tuple[str, ...]) -> dict[str, Any]:
             replaced.append((" ".join(gone), " ".join(came)))
         elif substantive:
             only = False
-    return {"replacements": tuple(replaced), "only_replacements": only and bool(replaced)}
+    return {"replacements": tuple(replaced), "only_replacements": only and (bool(replaced) or said_alike)}
 
 
 def _swapped_in_place(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[list[str], list[str]]]:

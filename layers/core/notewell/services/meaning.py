@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.hybrid import embedding_text
-from notewell.domain.lexicon import ALIKE
 from notewell.domain.lexicon import WEIGHTS as LEXICON_WEIGHTS
 from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError, VectorIndex
 
@@ -91,21 +90,24 @@ class Meaning:
 
     def pair_similarities(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float] | None:
         """How alike each pair of short phrases is (old, new): 1.0 where the lexicon holds them alike (a synonym, a
-        broader term, a derived form), else the cosine of the model's vectors, one batch for the rest. None when
-        the model cannot answer for the rest."""
+        broader term, a derived form), 0.0 where it holds them rivals (guitar/violin, white/black), else the cosine
+        of the model's vectors, one batch for the rest. None when the model cannot answer for the rest."""
         wanted = list(dict.fromkeys(pairs))
         known = self._lexicon
-        alike = {pair: LEXICON_WEIGHTS[ALIKE] for pair in wanted if known is not None and known.alike(*pair)}
-        rest = [pair for pair in wanted if pair not in alike]
+        # The model puts rivals ("white"/"black", "bought"/"sold") as close as synonyms: a pair the lexicon knows,
+        # alike or rival, weighs what the lexicon says; the model weighs the rest
+        relations = {pair: known.relation(*pair) for pair in wanted} if known is not None else {}
+        told = {pair: LEXICON_WEIGHTS[r] for pair, r in relations.items() if r in LEXICON_WEIGHTS}
+        rest = [pair for pair in wanted if pair not in told]
         phrases = list(dict.fromkeys(p for pair in rest for p in pair))
         if not phrases:
-            return alike
+            return told
         try:
             vectors = dict(zip(phrases, self.embed(phrases), strict=True))
         except EmbeddingUnavailableError:
             logger.warning("could not weigh %d replaced phrases; judging them by words", len(rest))
             return None
-        return alike | {(a, b): _dot(vectors[a], vectors[b]) for a, b in rest}
+        return told | {(a, b): _dot(vectors[a], vectors[b]) for a, b in rest}
 
     def index(self, workspace_id: str, notes: Sequence[Note], known: Mapping[str, Vector] | None = None) -> int:
         """Compute and store the vectors of `notes` (live ones), reusing `known` ones; returns how many were stored.
