@@ -345,15 +345,15 @@ def _unasserted(text: str, claim: tuple[str, ...]) -> bool:
     """Whether `claim` (two words or more) stands whole inside one sentence of `text` as a clause that sentence
     only reports, supposes or asks about: after "if", "unless" or "whether", after a reporting verb (and "that"),
     before "if" or "unless", or in a sentence that opens with "if" or "unless"."""
-    if len(claim) < 2:
-        return False
     size = len(claim)
+    if size < 2 or claim[0] not in values(text).words:  # a run of `text` begins with a word of it
+        return False
     for sentence in _CLAUSE_END.split(text):
         words = values(sentence).words
-        if len(words) <= size:
+        if len(words) <= size or claim[0] not in words:
             continue
-        for start in range(len(words) - size + 1):
-            if words[start : start + size] == claim and _supposed(words, start, start + size):
+        for start, word in enumerate(words[: len(words) - size + 1]):
+            if word == claim[0] and words[start : start + size] == claim and _supposed(words, start, start + size):
                 return True
     return False
 
