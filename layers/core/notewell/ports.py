@@ -64,8 +64,6 @@ class Lexicon(Protocol):
     """Knowledge of words a sentence model lacks: whether a phrase put in place of another says the same (a synonym,
     a broader term, a derived form) or gives another value."""
 
-    def alike(self, old: str, new: str) -> bool: ...
-
     def relation(self, old: str, new: str) -> str | None:
         """Either "alike", "rival" (another value of the same kind: guitar/violin), or None: the lexicon cannot say."""
         ...

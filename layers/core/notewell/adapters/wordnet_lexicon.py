@@ -18,9 +18,6 @@ class PackagedLexicon:
         self._lexicon: Lexicon | None = None
         self._lock = threading.Lock()
 
-    def alike(self, old: str, new: str) -> bool:
-        return self._loaded().alike(old, new)
-
     def relation(self, old: str, new: str) -> str | None:
         return self._loaded().relation(old, new)
 

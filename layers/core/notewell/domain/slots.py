@@ -332,10 +332,9 @@ REPORTING = frozenset(
     for w in (
         "say", "says", "said", "claim", "argue", "think", "thought", "believe", "suggest", "hope", "wish", "doubt",
         "suppose", "assume", "guess", "fear", "figure", "expect", "imagine", "pretend", "insist", "predict",
-        "propose", "wonder", "allege", "reckon", "suspect", "speculate", "deny", "denied", "rumour", "rumor",
-        "worry", "ask", "asked",
+        "propose", "wonder", "allege", "reckon", "suspect", "speculate", "deny", "rumour", "rumor", "worry", "ask",
         # and nouns and adjectives that say a claim is only held, or false: "the myth that", "it is false that"
-        "myth", "misconception", "notion", "belief", "assumption", "rumour", "false", "untrue",
+        "myth", "misconception", "notion", "belief", "assumption", "false", "untrue",
     )
 )  # fmt: skip
 _CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)|\n+")
@@ -346,7 +345,7 @@ def _unasserted(text: str, claim: tuple[str, ...]) -> bool:
     only reports, supposes or asks about: after "if", "unless" or "whether", after a reporting verb (and "that"),
     before "if" or "unless", or in a sentence that opens with "if" or "unless"."""
     size = len(claim)
-    if size < 2 or claim[0] not in values(text).words:  # a run of `text` begins with a word of it
+    if size < 2 or claim[0] not in values(text).words:  # the claim can stand only where its first word does
         return False
     for sentence in _CLAUSE_END.split(text):
         words = values(sentence).words
