@@ -118,8 +118,27 @@ def _at_sentence_start(text: str, start: int) -> bool:
     return bool(_SENTENCE_START.search(window))
 
 
-@functools.lru_cache(maxsize=1_024)  # remember reads the same content against every candidate
+LONG_TEXT = 8_000  # characters: a text longer than this is kept in the small cache (a 100k-character note's values
+#                   are about 1 MB; 1,024 of them would hold a gigabyte)
+
+
 def values(text: str) -> Values:
+    """The names, numbers and words of `text`. Kept for the texts read again (remember reads the same content against
+    every candidate, and a candidate against every remember): many short texts, a few long ones."""
+    return _short_values(text) if len(text) <= LONG_TEXT else _long_values(text)
+
+
+@functools.lru_cache(maxsize=1_024)
+def _short_values(text: str) -> Values:
+    return _read_values(text)
+
+
+@functools.lru_cache(maxsize=16)
+def _long_values(text: str) -> Values:
+    return _read_values(text)
+
+
+def _read_values(text: str) -> Values:
     text = amounts(straight(text))
     names: set[str] = set()
     numbers: set[str] = set()
