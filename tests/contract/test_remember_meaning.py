@@ -221,3 +221,22 @@ def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Pr
     project = services.deps.store.get_project(me.workspace_id, "orders")
     assert project is not None
     assert [n.body for n in services.deps.store.project_notes(me.workspace_id, project.id, limit=10)] == [new]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The session cookie is marked strict.", "The session cookie is marked lax."),
+        ("The billing job runs near the end of the month.", "The billing job runs far from the end of the month."),
+    ],
+)
+def test_a_word_swapped_for_one_nothing_can_weigh_is_never_absorbed(
+    services: Services, me: Principal, old: str, new: str
+) -> None:
+    """Without a model these were a duplicate and an update (the old fact overwritten): a phrase put in place of
+    another that the lexicon does not know may be another value, so the text is stored or flagged, never absorbed."""
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) in (RememberStatus.CREATED, RememberStatus.CONFLICT)
+    project = services.deps.store.get_project(me.workspace_id, "orders")
+    assert project is not None
+    assert old in [n.body for n in services.deps.store.project_notes(me.workspace_id, project.id, limit=10)]

@@ -155,6 +155,8 @@ def _weigh_replacements(
         if lowest < VALUE_REPLACEMENT and slots.only_replacements and len(slots.replacements) == 1:
             return True, False
         return False, True
+    if replacements is not None and meaning is None and slots.replacements:
+        return False, True  # no model, and a phrase put in place of another the lexicon does not know: cannot tell
     if replacements is not None:  # weighed, and no phrase stands in place of another: words moved around
         return False, slots.word_swapped and meaning is not None and meaning < SYNONYM_MEANING
     return slots.word_swapped and meaning is not None and meaning < SYNONYM_MEANING, False
