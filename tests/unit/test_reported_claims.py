@@ -25,6 +25,9 @@ NOT_STATED = [
     ("We use Kafka for the event bus.", "We think we use Kafka for the event bus."),
     ("It is a myth that Redis loses data on restart.", "Redis loses data on restart."),
     ("It is false that Redis loses data on restart.", "Redis loses data on restart."),
+    ("According to the vendor, the API supports cursor pagination.", "The API supports cursor pagination."),
+    ("The API supports cursor pagination, the vendor says.", "The API supports cursor pagination."),
+    ("The API supports cursor pagination, says the vendor.", "The API supports cursor pagination."),
 ]  # fmt: skip
 STATED = [
     ("We use PostgreSQL for orders; tests run against SQLite.", "Tests run against SQLite."),

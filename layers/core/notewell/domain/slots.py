@@ -362,7 +362,8 @@ _CLAUSE_END = re.compile(r"[.!?;:]+(?:\s+|$)|\n+")
 def _unasserted(text: str, claim: tuple[str, ...]) -> bool:
     """Whether `claim` (two words or more) stands whole inside one sentence of `text` as a clause that sentence
     only reports, supposes or asks about: after "if", "unless" or "whether", after a reporting verb (and "that"),
-    before "if" or "unless", or in a sentence that opens with "if" or "unless"."""
+    before "if" or "unless", in a sentence that opens with "if", "unless" or "according to", or one that ends on
+    who says it ("…, the vendor says")."""
     size = len(claim)
     if size < 2 or claim[0] not in values(text).words:  # the claim can stand only where its first word does
         return False
@@ -379,12 +380,19 @@ def _unasserted(text: str, claim: tuple[str, ...]) -> bool:
 def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
     before = words[start - 1] if start else ""
     verb = start - 2 if before == "that" else start - 1
+    after = words[end:]
     return (
         before in SUPPOSING
         or (verb >= 0 and stem(words[verb]) in REPORTING)
-        or (end < len(words) and words[end] in SUPPOSING - {"whether"})
+        or (bool(after) and after[0] in SUPPOSING - {"whether"})
         or (start > 0 and words[0] in SUPPOSING - {"whether"})
+        or (start > 2 and words[:2] == ("according", "to"))  # "According to the vendor, the API …"
+        # "…, the vendor says" / "…, says the vendor": the sentence ends on who says it
+        or (0 < len(after) <= REPORTER_WORDS and any(stem(w) in REPORTING for w in after))
     )
+
+
+REPORTER_WORDS = 4  # "the vendor says", "Alice thinks", "our account manager claims"
 
 
 def _governs(cut: tuple[str, ...]) -> bool:
