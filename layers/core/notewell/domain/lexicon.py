@@ -22,12 +22,23 @@ from typing import TYPE_CHECKING
 from notewell.domain.similarity import straight
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
 ALIKE, RIVAL = "alike", "rival"
 # How alike a pair the lexicon knows is, on the scale of a model's cosine that admission's thresholds read: a synonym
 # weighs fully, a rival (guitar for violin) not at all.
 WEIGHTS = {ALIKE: 1.0, RIVAL: 0.0}
+
+
+def known_weights(
+    pairs: Iterable[tuple[str, str]], relation: Callable[[str, str], str | None]
+) -> dict[tuple[str, str], float]:
+    """How alike each pair (old phrase, new phrase) is that the lexicon knows, alike or rival (WEIGHTS); the pairs it
+    cannot say are left out, for a model to weigh or for the judge to leave unweighed."""
+    relations = {pair: relation(*pair) for pair in dict.fromkeys(pairs)}
+    return {pair: WEIGHTS[r] for pair, r in relations.items() if r in WEIGHTS}
+
+
 BROADER_STEPS = 2  # "slicing" -> "cutting" is one step; three reach "change" from "amendment", and "room" from both
 #                    "kitchen" and "bedroom"'s neighbours: tuned on the tune split (tests/quality)
 RIVAL_STEPS = 2  # guitar and violin are one step below "stringed instrument"; kitchen and bedroom below "room"

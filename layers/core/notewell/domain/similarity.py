@@ -79,7 +79,7 @@ NEGATION_REACH = 6
 # France".
 ORDERING_WORDS = frozenset({"to", "from", "of", "than", "then", "before", "after", "over", "under", "into", "onto",
                             "above", "below", "behind", "ahead", "towards", "toward", "via", "against"})  # fmt: skip
-_BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
+BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
 
 
 # One amount written several ways: "$1.0 bn", "$1 billion" and "US$1b" say the same, "5.30 p.m.", "5:30pm" and
@@ -300,7 +300,7 @@ def passive_verbs(words: list[str]) -> frozenset[int]:
         at
         for at, word in enumerate(words)
         if (word.endswith(("ed", "en", "wn")) or word in _IRREGULAR_PARTICIPLES)
-        and any(w in _BE for w in words[max(0, at - 2) : at])
+        and any(w in BE_FORMS for w in words[max(0, at - 2) : at])
         and "by" in words[at + 1 : at + 5]
     )
 
@@ -395,7 +395,7 @@ def compare(old: str, new: str) -> Comparison:
     old_words, new_words = tokens(old), tokens(new)
     if not old_words or not new_words:
         return Comparison(
-            0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, frozenset(content_words(new_words)), False, False, False,
+            0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, frozenset(content_words(_stems(new_words))), False, False, False,
             len(new_words) > len(old_words),
         )  # fmt: skip
     old_words, new_words = _prefix_negations(old_words, new_words), _prefix_negations(new_words, old_words)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from notewell.domain.similarity import (
+    BE_FORMS,
     PLAIN_NEGATIONS,
     STOPWORDS,
     amounts,
@@ -311,12 +312,8 @@ def _qualifies(words: tuple[str, ...], at: int) -> bool:
     if word in ("few", "fewer"):
         return before not in ("a", "quite")
     if word == "used":
-        return words[at + 1 : at + 2] == ("to",) and before not in _BEING
+        return words[at + 1 : at + 2] == ("to",) and before not in BE_FORMS  # "is used to call …": a purpose
     return word in QUALIFIERS
-
-
-# "is used to call the ledger" is what it serves for, not what it did once
-_BEING = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "gets", "got"})
 
 
 # Words that take the phrase after them: prepositions and particles ("look like …", "nets out …"). Not "of": a cut

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.hybrid import embedding_text
-from notewell.domain.lexicon import WEIGHTS as LEXICON_WEIGHTS
+from notewell.domain.lexicon import known_weights
 from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError, VectorIndex
 
 if TYPE_CHECKING:
@@ -96,8 +96,7 @@ class Meaning:
         known = self._lexicon
         # The model puts rivals ("white"/"black", "bought"/"sold") as close as synonyms: a pair the lexicon knows,
         # alike or rival, weighs what the lexicon says; the model weighs the rest
-        relations = {pair: known.relation(*pair) for pair in wanted} if known is not None else {}
-        told = {pair: LEXICON_WEIGHTS[r] for pair, r in relations.items() if r in LEXICON_WEIGHTS}
+        told = known_weights(wanted, known.relation) if known is not None else {}
         rest = [pair for pair in wanted if pair not in told]
         phrases = list(dict.fromkeys(p for pair in rest for p in pair))
         if not phrases:

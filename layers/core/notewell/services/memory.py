@@ -11,7 +11,7 @@ from notewell.domain import admission, rules
 from notewell.domain.admission import Verdict
 from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
 from notewell.domain.hybrid import embedding_text
-from notewell.domain.lexicon import WEIGHTS as LEXICON_WEIGHTS
+from notewell.domain.lexicon import known_weights
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
 from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError, TextLookup
 from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
@@ -260,8 +260,7 @@ class MemoryService:
         )
         if replacements is None and self._lexicon is not None:  # no model: the pairs the lexicon can tell
             pairs = admission.replacements_of(content, candidates, similarities)
-            relations = {pair: self._lexicon.relation(*pair) for pair in pairs}
-            replacements = {pair: LEXICON_WEIGHTS[r] for pair, r in relations.items() if r in LEXICON_WEIGHTS}
+            replacements = known_weights(pairs, self._lexicon.relation)
         return admission.admit(
             content, candidates, allow_conflicts=request.force, meaning=similarities, replacements=replacements
         )
