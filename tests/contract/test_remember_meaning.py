@@ -48,6 +48,13 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("We host the primary database in Brazil.", "We host the primary database in Argentina."),
         ("The load balancer sends traffic to the east region.", "The load balancer sends traffic to the west region."),
         ("The team bought the monitoring licence.", "The team sold the monitoring licence."),
+        # what was advised, tried, proposed or once true stated as a fact; and halves of a contrast joined
+        ("We should encrypt the nightly backups.", "We encrypt the nightly backups."),
+        ("We tried to shard the users table.", "We sharded the users table."),
+        ("The proposed schema adds a tenant column.", "The schema adds a tenant column."),
+        ("Alice is the former team lead.", "Alice is the team lead."),
+        ("Acme is one of the largest customers.", "Acme is the largest customer."),
+        ("The API service is fast but the database is slow.", "The API service is slow."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(
@@ -200,6 +207,7 @@ def test_a_restatement_keeps_the_vector_remember_computed_for_it(store: Store, c
     [
         ("If the migration fails, we roll back to the v2 schema.", "We roll back to the v2 schema."),
         ("The vendor claims the API supports cursor pagination.", "The API supports cursor pagination."),
+        ("Is the order cache shared between tenants?", "The order cache is shared between tenants."),  # asked
     ],
 )
 def test_a_claim_the_note_only_supposed_is_stored_when_stated_outright(

@@ -196,6 +196,9 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
     assert judge(old, "We deploy the frontend to Vercel.", 0.9)[0] is Verdict.DUPLICATE
     aside = "We deploy the frontend, built with Vite, to Vercel."  # a cut that ends on what it said
     assert judge(aside, "We deploy the frontend to Vercel.", 0.9)[0] is Verdict.DUPLICATE
+    # a clause dropped whole, even one that holds a contrast
+    clause = "The API, built in 2023 but rewritten since, runs on ECS."
+    assert judge(clause, "The API runs on ECS.", 0.9)[0] is Verdict.DUPLICATE
 
 
 @pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model-calls-them-alike"])
@@ -205,6 +208,9 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
         ("The facade is made of fiberglass aged to look like real brick.", "The facade is made of real brick."),
         ("The top curve holds the base wage and the bottom curve nets out the overhead.",
          "The top curve holds the overhead."),
+        # a cut from inside one clause to inside the one set against it joins halves that say the opposite
+        ("The API service is fast but the database is slow.", "The API service is slow."),
+        ("The staging cluster runs Kubernetes, while production runs on ECS.", "The staging cluster runs on ECS."),
     ],
 )  # fmt: skip
 def test_a_cut_that_hands_what_follows_to_another_word_is_not_absorbed(

@@ -33,6 +33,7 @@ from notewell.domain.stemming import stem
 _WORD = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)  # as similarity._TOKEN
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:\n]\s*|^\s*[-*#>]+\s*|\(\s*)$")
 _DIGIT = re.compile(r"\d")
+_PAUSE = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
 MIN_ALIAS = 4  # "postgres" is an alias of "postgresql"; "go" is not one of "google"
 
 ANTONYMS = {
@@ -79,13 +80,29 @@ LIGHT = frozenset(
 )  # fmt: skip
 
 
+# Modal verbs: "we should encrypt the backups" / "we encrypt the backups" is a recommendation and a fact.
+MODALS = frozenset({"could", "should", "would"})
+ALL_MODALS = MODALS | {"can", "may", "might", "must", "shall", "will"}
+# Verbs of intent or attempt before "to": what they take is aimed at, not done ("tried to shard the table" /
+# "sharded the table", "hopes to ship" / "ships", "was supposed to expire" / "expires").
+INTENTS = frozenset(
+    stem(w)
+    for w in ("try", "tried", "want", "hope", "wish", "intend", "aim", "plan", "attempt", "seek", "sought", "mean",
+              "meant", "supposed", "expect", "promise", "need")
+)  # fmt: skip
+
+
 # Words that bound or hedge a claim: dropped from an otherwise repeated sentence they leave another claim ("far from
 # perfect" -> "perfect", "may be cached" -> "is cached", "mostly idle" -> "idle").
 QUALIFIERS = frozenset(
     {"far", "beyond", "above", "more", "less", "most", "least", "almost", "nearly", "partly", "partially",
      "somewhat", "mostly", "largely", "either", "only", "rarely", "seldom", "sometimes", "occasionally", "usually",
      "often", "possibly", "probably", "perhaps", "maybe", "likely", "unlikely", "allegedly", "supposedly",
-     "apparently", "may", "might"}
+     "apparently", "may", "might", *MODALS,
+     # what a thing was, or is only planned or said to be: "the former team lead", "the proposed schema", "a fake
+     # alarm" is not the team lead, the schema or an alarm
+     "former", "previous", "ex", "erstwhile", "proposed", "planned", "draft", "tentative", "potential",
+     "hypothetical", "fake", "alleged", "mock", "would-be", "so-called"}
 )  # fmt: skip
 
 
@@ -96,6 +113,7 @@ class Values:
     words: tuple[str, ...]  # every word, casefolded, in order (numbers normalised too)
     capitalised: frozenset[str]  # words written with a capital anywhere, sentence starts included (casefolded)
     headline: bool = False  # most words capitalised: capitals tell no names apart
+    paused: frozenset[int] = frozenset()  # where a word follows a comma, a dash, a colon or a bracket
 
 
 HEADLINE_CAPITALS = 0.6  # this share of a text's longer words capitalised: a headline, where a capital names nothing
@@ -145,9 +163,14 @@ def _read_values(text: str) -> Values:
     numbers: set[str] = set()
     words: list[str] = []
     capitalised: set[str] = set()
+    paused: set[int] = set()
     headline = _headline(text)
+    end = 0
     for match in _WORD.finditer(text):
         token = match.group()
+        if _PAUSE.search(text, end, match.start()):
+            paused.add(len(words))
+        end = match.end()
         if _DIGIT.search(token):
             numbers.add(number(token))
             words.append(number(token))
@@ -161,7 +184,9 @@ def _read_values(text: str) -> Values:
         mid_sentence_capital = token[0].isupper() and not headline and not _at_sentence_start(text, match.start())
         if inner_capital or mid_sentence_capital:
             names.add(token.casefold())
-    return Values(frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised), headline)
+    return Values(
+        frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised), headline, frozenset(paused)
+    )
 
 
 def words(text: str) -> frozenset[str]:
@@ -213,8 +238,9 @@ class SlotChange:
     # The new claim is the old one shortened (it adds no word of substance) and leaves out a qualifier.
     qualifier_dropped: bool = False
     # The new claim is the old one with words cut out, and the cut ended on a word that took what follows it ("made
-    # of fiberglass aged to look like real brick" -> "made of real brick"): what follows now completes another
-    # phrase, and says another thing.
+    # of fiberglass aged to look like real brick" -> "made of real brick"), or joined the start of a clause to the
+    # end of the one set against it ("the service is fast but the database is slow" -> "the service is slow"):
+    # what follows now completes another phrase, and says another thing.
     cut_rejoined: bool = False
     # One claim is said in the other only as what someone says, thinks or asks, or as a condition ("Alice argued
     # that we should drop Redis" / "We should drop Redis"; "If the deploy fails, we roll back" / "We roll back"):
@@ -265,7 +291,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
     ]
     capital_swap = bool(capital_swaps)
     shortened = not any(w not in FUNCTION_WORDS and stem(w) in new_only for w in b.words)
-    dropped = shortened and _qualifier_dropped(a.words, set(b.words))
+    dropped = shortened and _qualifier_dropped(a.words, set(b.words), set(b.words) & ALL_MODALS - b.names)
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=bool(old_numbers_gone) and bool(new_numbers_added),
@@ -277,8 +303,8 @@ def changed_slots(old: str, new: str) -> SlotChange:
             *capital_swaps[:MAX_NAMES],
         ),
         qualifier_dropped=dropped,
-        cut_rejoined=_cut_rejoined(a.words, b.words),
-        unasserted=_unasserted(old, b.words) or _unasserted(new, a.words),
+        cut_rejoined=_cut_rejoined(a.words, b.words, a.paused),
+        unasserted=_unasserted(old, b.words) or _unasserted(new, a.words) or _asks(old) != _asks(new),
         negated_opposite=bool(said_otherwise),
         **_replacements(a.words, b.words, said_otherwise if denial_changed else frozenset()),
     )
@@ -288,15 +314,28 @@ def _denials(words: tuple[str, ...]) -> int:
     return sum(w in PLAIN_NEGATIONS or w.endswith("n't") for w in words)
 
 
-def _qualifier_dropped(old: tuple[str, ...], new: set[str]) -> bool:
+def _qualifier_dropped(old: tuple[str, ...], new: set[str], new_modals: set[str]) -> bool:
     """A qualifier of `old` missing from `new` while the word it qualified stays ("far from perfect" -> "perfect").
     One dropped with what it qualified ("perhaps in a metaphorical sense", "become less intense") leaves the rest
-    of the claim as it was."""
+    of the claim as it was. `new_modals`: the modal verbs of `new` ("May" the month is none)."""
+    new_stems: set[str] | None = None
     for at, word in enumerate(old):
         if word in new or not _qualifies(old, at):
             continue
         qualified = next((w for w in old[at + 1 :] if w not in STOPWORDS), None)
         if qualified is None:
+            continue
+        if word in MODALS or (stem(word) in INTENTS and old[at + 1 : at + 2] == ("to",)):
+            # The verb in any form ("could adopt" / "adopts", "tried to shard" / "sharded"), unless the new text
+            # keeps the intent in another form ("needing to" / "needs to") or a modal of its own ("could" / "can"),
+            # or the note has the verb elsewhere too (it may be that one the new text says).
+            new_stems = new_stems if new_stems is not None else {stem(w) for w in new}
+            target = stem(qualified)
+            if (
+                target in new_stems and stem(word) not in new_stems and not new_modals
+                and sum(stem(w) == target for w in old) == 1
+            ):  # fmt: skip
+                return True
             continue
         # "used to call" said now is "call" or "calls"; "called" still says it was once
         forms = (qualified, qualified + "s", qualified + "es") if word == "used" else (qualified,)
@@ -309,6 +348,10 @@ def _qualifies(words: tuple[str, ...], at: int) -> bool:
     """Whether the word at `at` qualifies what follows it: one of QUALIFIERS, "few" but not "a few" (some), and
     "used" in "used to" (no longer: "used to call the ledger" / "calls the ledger")."""
     word, before = words[at], words[at - 1] if at else ""
+    if stem(word) in INTENTS and words[at + 1 : at + 2] == ("to",):
+        return True
+    if word == "one":  # "one of the largest customers" / "the largest customer"
+        return words[at + 1 : at + 2] == ("of",)
     if word in ("few", "fewer"):
         return before not in ("a", "quite")
     if word == "used":
@@ -325,16 +368,39 @@ GOVERNING = frozenset(
 )  # fmt: skip
 
 
-def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...], paused: frozenset[int] = frozenset()) -> bool:
     """`new` is `old` with words cut out only, and one cut of two words or more inside the text ends on a word that
-    took the content word after it. Cuts that end on a content word ("the frontend, built with Vite, to Vercel" ->
-    "the frontend to Vercel") leave what follows where it was."""
+    took the content word after it, or runs from inside a clause to inside the one set against it (_bridges). Cuts
+    that end on a content word ("the frontend, built with Vite, to Vercel" -> "the frontend to Vercel") leave what
+    follows where it was, and a cut that opens after a comma drops an aside. `paused`: where `old` has a comma,
+    a dash or a bracket before a word (Values.paused)."""
     remaining = iter(old)
     if len(new) >= len(old) or not all(word in remaining for word in new):  # not a subsequence: no cut only
         return False
     cuts = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
     return all(tag == "delete" for tag, *_ in cuts) and any(
-        i1 > 0 and i2 - i1 >= 2 and _governs(old[i1:i2]) and _takes_content(old[i2:]) for _, i1, i2, _, _ in cuts
+        i1 > 0
+        and i2 - i1 >= 2
+        and (_governs(old[i1:i2]) and _takes_content(old[i2:]) or (i1 not in paused and _bridges(old[i1:i2])))
+        for _, i1, i2, _, _ in cuts
+    )
+
+
+# Words that set a clause against the one before it: a cut across one joins the start of the first to the end of the
+# second, which says the opposite.
+CONTRASTING = frozenset({"but", "while", "whereas", "although", "though", "yet"})
+BRIDGE_WORDS = 6  # a longer cut drops more than the two halves of a contrast
+
+
+def _bridges(cut: tuple[str, ...]) -> bool:
+    """Whether the cut runs from inside one clause to inside the contrasting next one, words of substance on both
+    sides of the contrasting word ("the service is [fast but the database is] slow" -> "the service is slow"). A cut
+    that opens on that word drops a clause whole ("we host the API [but not the worker] on ECS")."""
+    return len(cut) <= BRIDGE_WORDS and any(
+        word in CONTRASTING
+        and any(w not in STOPWORDS for w in cut[:at])
+        and any(w not in STOPWORDS for w in cut[at + 1 :])
+        for at, word in enumerate(cut)
     )
 
 
@@ -372,6 +438,12 @@ def _unasserted(text: str, claim: tuple[str, ...]) -> bool:
             if word == claim[0] and words[start : start + size] == claim and _supposed(words, start, start + size):
                 return True
     return False
+
+
+def _asks(text: str) -> bool:
+    """Whether `text` ends on a question: "Is the cache shared between tenants?" asks what "The cache is shared
+    between tenants." states."""
+    return text.strip().rstrip("'\")]\u2019\u201d ").endswith("?")
 
 
 def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
