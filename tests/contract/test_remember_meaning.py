@@ -55,6 +55,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Alice is the former team lead.", "Alice is the team lead."),
         ("Acme is one of the largest customers.", "Acme is the largest customer."),
         ("The API service is fast but the database is slow.", "The API service is slow."),
+        ("We replaced Jenkins with GitHub Actions.", "We replaced GitHub Actions with Jenkins."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

@@ -21,6 +21,9 @@ REVERSED = [
     # the passive voice with subject and object where they stood: the roles are swapped
     ("Payments call the ledger service.", "Payments are called by the ledger service."),
     ("The worker chased the stale locks.", "The worker was chased by the stale locks."),
+    # "replace … with" orders what it takes ("with" pivots only after a verb of replacing)
+    ("We replaced Jenkins with GitHub Actions.", "We replaced GitHub Actions with Jenkins."),
+    ("We replaced the cron job with a queue worker.", "We replaced the queue worker with a cron job."),
 ]  # fmt: skip
 SAID_AGAIN = [
     ("The worker chased the stale locks.", "The stale locks were chased by the worker."),  # passive voice
@@ -36,6 +39,7 @@ SAID_AGAIN = [
     ("Three children stand near the fence.", "The three children are standing by the fence."),
     ("Make builds faster or cheaper.", "Make builds cheaper or faster."),  # "or" too
     ("A marriage offer.", "An offer of marriage."),  # no shared word between the parts
+    ("We paired Alice with Bob for the audit.", "We paired Bob with Alice for the audit."),  # "with" both ways
 ]
 
 

@@ -80,6 +80,9 @@ NEGATION_REACH = 6
 ORDERING_WORDS = frozenset({"to", "from", "of", "than", "then", "before", "after", "over", "under", "into", "onto",
                             "above", "below", "behind", "ahead", "towards", "toward", "via", "against"})  # fmt: skip
 BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
+# Verbs that make "with" an ordering word: "replaced Jenkins with Travis" is not "replaced Travis with Jenkins", where
+# "paired Alice with Bob" is "paired Bob with Alice".
+_REPLACING = frozenset({stem(w) for w in ("replace", "replaced", "substitute", "substituted", "supersede")})
 
 
 # One amount written several ways: "$1.0 bn", "$1 billion" and "US$1b" say the same, "5.30 p.m.", "5:30pm" and
@@ -223,11 +226,12 @@ def crossed_pivot(
     placed = sorted((old_at[w], new_at[w]) for w in arguments if w in old_at and w in new_at)
     if len(placed) < 2:
         return False
+    ordering = ORDERING_WORDS | {"with"} if _REPLACING & old_count.keys() & new_count.keys() else ORDERING_WORDS
     pivots = [
         (old_place, new_place)
         for pivot, old_place in old_at.items()
         if (new_place := new_at.get(pivot)) is not None
-        and not (pivot in STOPWORDS and pivot not in ORDERING_WORDS)
+        and not (pivot in STOPWORDS and pivot not in ordering)
         and not _NUMBER.search(pivot)
     ]
     voiced = [(o, n) for o, n in pivots if (o in old_passive) != (n in new_passive)]
