@@ -98,7 +98,7 @@ QUALIFIERS = frozenset(
     {"far", "beyond", "above", "more", "less", "most", "least", "almost", "nearly", "partly", "partially",
      "somewhat", "mostly", "largely", "either", "only", "rarely", "seldom", "sometimes", "occasionally", "usually",
      "often", "possibly", "probably", "perhaps", "maybe", "likely", "unlikely", "allegedly", "supposedly",
-     "apparently", "may", "might", *MODALS,
+     "apparently", "ideally", "hopefully", "theoretically", "may", "might", *MODALS,
      # what a thing was, or is only planned or said to be: "the former team lead", "the proposed schema", "a fake
      # alarm" is not the team lead, the schema or an alarm
      "former", "previous", "ex", "erstwhile", "proposed", "planned", "draft", "tentative", "potential",
