@@ -49,7 +49,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The load balancer sends traffic to the east region.", "The load balancer sends traffic to the west region."),
         ("The team bought the monitoring licence.", "The team sold the monitoring licence."),
         # what was advised, tried, proposed or once true stated as a fact; and halves of a contrast joined
-        ("We should encrypt the nightly backups.", "We encrypt the nightly backups."),
+        ("The team could adopt Terraform next quarter.", "The team adopts Terraform next quarter."),
         ("We tried to shard the users table.", "We sharded the users table."),
         ("The proposed schema adds a tenant column.", "The schema adds a tenant column."),
         ("Alice is the former team lead.", "Alice is the team lead."),
@@ -219,6 +219,13 @@ def test_a_claim_the_note_only_supposed_is_stored_when_stated_outright(
     assert remember(services, me, new) is RememberStatus.CREATED
     assert remember(services, me, "Tests run against SQLite.") is RememberStatus.CREATED
     assert remember(services, me, POSTGRES) is not RememberStatus.CREATED  # the part it states is known
+
+
+def test_what_was_decided_said_as_done_is_no_conflict(services: Services, me: Principal) -> None:
+    """It was a conflict with the model: "decided to" was read as a phrase cut out up to a word that hands what
+    follows to another phrase, and the agent had to resolve its own decision restated."""
+    assert remember(services, me, "We decided to keep Redis for sessions.") is RememberStatus.CREATED
+    assert remember(services, me, "We keep Redis for sessions.") is not RememberStatus.CONFLICT
 
 
 def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:

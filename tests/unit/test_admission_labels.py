@@ -199,6 +199,10 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
     # a clause dropped whole, even one that holds a contrast
     clause = "The API, built in 2023 but rewritten since, runs on ECS."
     assert judge(clause, "The API runs on ECS.", 0.9)[0] is Verdict.DUPLICATE
+    # what was decided is what is done: the "to" of "decided to" hands its verb to no other phrase
+    decided = "We decided to keep Redis for sessions."
+    assert judge(decided, "We keep Redis for sessions.", 0.9)[0] is Verdict.DUPLICATE
+    assert judge(decided, "We keep Redis for sessions.")[0] is not Verdict.CONFLICT
 
 
 @pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model-calls-them-alike"])

@@ -46,7 +46,6 @@ QUALIFIER_DROPPED = [
     ("The payment service used to call the ledger directly.", "The payment service calls the ledger directly."),
     ("We used to deploy on Fridays.", "We deploy on Fridays."),
     ("The team could adopt Terraform next quarter.", "The team adopts Terraform next quarter."),
-    ("We should encrypt the backups.", "We encrypt the backups."),
     ("The change would break the public API.", "The change breaks the public API."),
     ("We tried to shard the users table.", "We sharded the users table."),
     ("We wanted to use GraphQL for the public API.", "We use GraphQL for the public API."),
@@ -64,7 +63,11 @@ QUALIFIER_KEPT = [
     ("The payment service is used to call the ledger.", "The payment service calls the ledger."),  # a purpose
     ("Maybe the cache could work for you.", "Maybe the cache can work for you."),  # a modal for a modal
     ("Most plants needing to install scrubbers did so.", "Most plants need to install scrubbers."),  # still needed
-    ("We should encrypt the backups; we encrypt the logs.", "We encrypt the logs."),  # that verb is stated too
+    ("We could encrypt the backups; we encrypt the logs.", "We encrypt the logs."),  # that verb is stated too
+    ("Agents should call get_context first.", "Agents call get_context first."),  # one convention
+    ("We should always run migrations before deploying.", "Always run migrations before deploying."),
+    ("Could you check whether the cache is warm?", "Check whether the cache is warm."),  # asked for, then bid
+    ("The deploy would fail without the migration step.", "Without the migration step the deploy fails."),
 ]  # fmt: skip
 
 

@@ -80,8 +80,10 @@ LIGHT = frozenset(
 )  # fmt: skip
 
 
-# Modal verbs: "we should encrypt the backups" / "we encrypt the backups" is a recommendation and a fact.
-MODALS = frozenset({"could", "should", "would"})
+# Modal verbs of what may or would be: "the team could adopt Terraform" / "the team adopts Terraform" is a
+# possibility and a fact. Not "should" nor "must": "agents should call get_context" and "agents call get_context"
+# state one convention.
+MODALS = frozenset({"could", "would"})
 ALL_MODALS = MODALS | {"can", "may", "might", "must", "shall", "will"}
 # Verbs of intent or attempt before "to": what they take is aimed at, not done ("tried to shard the table" /
 # "sharded the table", "hopes to ship" / "ships", "was supposed to expire" / "expires").
@@ -291,7 +293,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
     ]
     capital_swap = bool(capital_swaps)
     shortened = not any(w not in FUNCTION_WORDS and stem(w) in new_only for w in b.words)
-    dropped = shortened and _qualifier_dropped(a.words, set(b.words), set(b.words) & ALL_MODALS - b.names)
+    dropped = shortened and _qualifier_dropped(a.words, b.words, set(b.words) & ALL_MODALS - b.names)
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=bool(old_numbers_gone) and bool(new_numbers_added),
@@ -314,10 +316,11 @@ def _denials(words: tuple[str, ...]) -> int:
     return sum(w in PLAIN_NEGATIONS or w.endswith("n't") for w in words)
 
 
-def _qualifier_dropped(old: tuple[str, ...], new: set[str], new_modals: set[str]) -> bool:
-    """A qualifier of `old` missing from `new` while the word it qualified stays ("far from perfect" -> "perfect").
-    One dropped with what it qualified ("perhaps in a metaphorical sense", "become less intense") leaves the rest
-    of the claim as it was. `new_modals`: the modal verbs of `new` ("May" the month is none)."""
+def _qualifier_dropped(old: tuple[str, ...], new_words: tuple[str, ...], new_modals: set[str]) -> bool:
+    """A qualifier of `old` missing from `new_words` while the word it qualified stays ("far from perfect" ->
+    "perfect"). One dropped with what it qualified ("perhaps in a metaphorical sense", "become less intense") leaves
+    the rest of the claim as it was. `new_modals`: the modal verbs of the new text ("May" the month is none)."""
+    new = set(new_words)
     new_stems: set[str] | None = None
     for at, word in enumerate(old):
         if word in new or not _qualifies(old, at):
@@ -328,11 +331,13 @@ def _qualifier_dropped(old: tuple[str, ...], new: set[str], new_modals: set[str]
         if word in MODALS or (stem(word) in INTENTS and old[at + 1 : at + 2] == ("to",)):
             # The verb in any form ("could adopt" / "adopts", "tried to shard" / "sharded"), unless the new text
             # keeps the intent in another form ("needing to" / "needs to") or a modal of its own ("could" / "can"),
-            # or the note has the verb elsewhere too (it may be that one the new text says).
+            # asks for it ("Could you check …" / "Check …"), keeps a condition it hangs on ("would fail without
+            # …"), or the note has the verb elsewhere too (it may be that one the new text says).
             new_stems = new_stems if new_stems is not None else {stem(w) for w in new}
             target = stem(qualified)
             if (
                 target in new_stems and stem(word) not in new_stems and not new_modals
+                and not (word in MODALS and new & CONDITIONS) and not _bids(new_words, target)
                 and sum(stem(w) == target for w in old) == 1
             ):  # fmt: skip
                 return True
@@ -342,6 +347,16 @@ def _qualifier_dropped(old: tuple[str, ...], new: set[str], new_modals: set[str]
         if any(form in new for form in forms):
             return True
     return False
+
+
+CONDITIONS = frozenset({"if", "unless", "without", "otherwise"})
+_BIDDING = frozenset({"please", "always", "just", "now", "first", "then", "also"})
+
+
+def _bids(words: tuple[str, ...], verb: str) -> bool:
+    """Whether `words` open on `verb` (by stem), a word such as "please" or "always" aside: an instruction."""
+    first = next((w for w in words if w not in _BIDDING), "")
+    return stem(first) == verb
 
 
 def _qualifies(words: tuple[str, ...], at: int) -> bool:
@@ -464,10 +479,16 @@ def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
 REPORTER_WORDS = 4  # "the vendor says", "Alice thinks", "our account manager claims"
 
 
+# Verbs whose "to" takes what was decided: "we decided to keep Redis" says "we keep Redis".
+DECIDING = frozenset(stem(w) for w in ("decide", "decided", "agree", "agreed", "opt", "opted", "resolve", "vote"))
+
+
 def _governs(cut: tuple[str, ...]) -> bool:
     """Whether the cut ends on a word that takes a phrase, an article aside ("… nets out | the overhead" is cut
-    either side of "the")."""
+    either side of "the"); not the "to" of a decision ("we [decided to] keep Redis")."""
     last = cut[-2] if cut[-1] in _ARTICLES else cut[-1]
+    if last == "to" and all(stem(w) in DECIDING for w in cut[:-1] if w not in STOPWORDS):
+        return False
     return last in GOVERNING
 
 
