@@ -65,6 +65,7 @@ QUALIFIER_KEPT = [
     ("Most plants needing to install scrubbers did so.", "Most plants need to install scrubbers."),  # still needed
     ("We could encrypt the backups; we encrypt the logs.", "We encrypt the logs."),  # that verb is stated too
     ("Agents should call get_context first.", "Agents call get_context first."),  # one convention
+    ("We need to rotate the signing keys monthly.", "We rotate the signing keys monthly."),  # one rule
     ("We should always run migrations before deploying.", "Always run migrations before deploying."),
     ("Could you check whether the cache is warm?", "Check whether the cache is warm."),  # asked for, then bid
     ("The deploy would fail without the migration step.", "Without the migration step the deploy fails."),

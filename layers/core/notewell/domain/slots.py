@@ -86,11 +86,12 @@ LIGHT = frozenset(
 MODALS = frozenset({"could", "would"})
 ALL_MODALS = MODALS | {"can", "may", "might", "must", "shall", "will"}
 # Verbs of intent or attempt before "to": what they take is aimed at, not done ("tried to shard the table" /
-# "sharded the table", "hopes to ship" / "ships", "was supposed to expire" / "expires").
+# "sharded the table", "hopes to ship" / "ships", "was supposed to expire" / "expires"). Not "need": "we need to
+# rotate the keys" states a rule as "we rotate the keys" does, as "should" does.
 INTENTS = frozenset(
     stem(w)
     for w in ("try", "tried", "want", "hope", "wish", "intend", "aim", "plan", "attempt", "seek", "sought", "mean",
-              "meant", "supposed", "expect", "promise", "need")
+              "meant", "supposed", "expect", "promise")
 )  # fmt: skip
 
 
@@ -479,8 +480,11 @@ def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
 REPORTER_WORDS = 4  # "the vendor says", "Alice thinks", "our account manager claims"
 
 
-# Verbs whose "to" takes what was decided: "we decided to keep Redis" says "we keep Redis".
-DECIDING = frozenset(stem(w) for w in ("decide", "decided", "agree", "agreed", "opt", "opted", "resolve", "vote"))
+# Verbs whose "to" takes what was decided or is required: "we decided to keep Redis" says "we keep Redis", "we need
+# to rotate the keys" "we rotate the keys".
+DECIDING = frozenset(
+    stem(w) for w in ("decide", "decided", "agree", "agreed", "opt", "opted", "resolve", "vote", "need", "required")
+)
 
 
 def _governs(cut: tuple[str, ...]) -> bool:
@@ -488,7 +492,7 @@ def _governs(cut: tuple[str, ...]) -> bool:
     either side of "the"); not the "to" of a decision ("we [decided to] keep Redis")."""
     last = cut[-2] if cut[-1] in _ARTICLES else cut[-1]
     if last == "to" and all(stem(w) in DECIDING for w in cut[:-1] if w not in STOPWORDS):
-        return False
+        return False  # "we [have to] rotate the keys" too: a "to" after no word of substance takes a verb
     return last in GOVERNING
 
 
