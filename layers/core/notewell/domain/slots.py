@@ -329,7 +329,7 @@ def _qualifier_dropped(old: tuple[str, ...], new_words: tuple[str, ...], new_mod
         qualified = next((w for w in old[at + 1 :] if w not in STOPWORDS), None)
         if qualified is None:
             continue
-        if word in MODALS or (stem(word) in INTENTS and old[at + 1 : at + 2] == ("to",)):
+        if _takes_verb(old, at):
             # The verb in any form ("could adopt" / "adopts", "tried to shard" / "sharded"), unless the new text
             # keeps the intent in another form ("needing to" / "needs to") or a modal of its own ("could" / "can"),
             # asks for it ("Could you check …" / "Check …"), keeps a condition it hangs on ("would fail without
@@ -350,7 +350,6 @@ def _qualifier_dropped(old: tuple[str, ...], new_words: tuple[str, ...], new_mod
     return False
 
 
-CONDITIONS = frozenset({"if", "unless", "without", "otherwise"})
 _BIDDING = frozenset({"please", "always", "just", "now", "first", "then", "also"})
 
 
@@ -360,11 +359,18 @@ def _bids(words: tuple[str, ...], verb: str) -> bool:
     return stem(first) == verb
 
 
+def _takes_verb(words: tuple[str, ...], at: int) -> bool:
+    """Whether the word at `at` is a modal (MODALS) or a verb of intent before "to" (INTENTS): what it qualifies is
+    the verb it takes."""
+    word = words[at]
+    return word in MODALS or (stem(word) in INTENTS and words[at + 1 : at + 2] == ("to",))
+
+
 def _qualifies(words: tuple[str, ...], at: int) -> bool:
-    """Whether the word at `at` qualifies what follows it: one of QUALIFIERS, "few" but not "a few" (some), and
-    "used" in "used to" (no longer: "used to call the ledger" / "calls the ledger")."""
+    """Whether the word at `at` qualifies what follows it: one of QUALIFIERS, a verb of intent before "to", "few"
+    but not "a few" (some), and "used" in "used to" (no longer: "used to call the ledger" / "calls the ledger")."""
     word, before = words[at], words[at - 1] if at else ""
-    if stem(word) in INTENTS and words[at + 1 : at + 2] == ("to",):
+    if _takes_verb(words, at):
         return True
     if word == "one":  # "one of the largest customers" / "the largest customer"
         return words[at + 1 : at + 2] == ("of",)
@@ -423,6 +429,9 @@ def _bridges(cut: tuple[str, ...]) -> bool:
 _ARTICLES = frozenset({"the", "a", "an"})
 # What a clause said after these is supposed or asked, not stated: "if the deploy fails", "whether it scales".
 SUPPOSING = frozenset({"if", "unless", "whether"})
+CONDITIONAL = SUPPOSING - {"whether"}  # a clause they open, and the sentence around it, hang on a condition
+# What a modal's claim may hang on, kept in a text that drops the modal ("would fail without the migration step").
+CONDITIONS = CONDITIONAL | {"without", "otherwise"}
 # Stems of verbs that report a claim without vouching for it ("argued that", "claims", "wonders whether"); verbs
 # that vouch for it ("knows that", "showed that") are left out: what they report stays asserted.
 REPORTING = frozenset(
@@ -469,8 +478,8 @@ def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
     return (
         before in SUPPOSING
         or (verb >= 0 and stem(words[verb]) in REPORTING)
-        or (bool(after) and after[0] in SUPPOSING - {"whether"})
-        or (start > 0 and words[0] in SUPPOSING - {"whether"})
+        or (bool(after) and after[0] in CONDITIONAL)
+        or (start > 0 and words[0] in CONDITIONAL)
         or (start > 2 and words[:2] == ("according", "to"))  # "According to the vendor, the API …"
         # "…, the vendor says" / "…, says the vendor": the sentence ends on who says it
         or (0 < len(after) <= REPORTER_WORDS and any(stem(w) in REPORTING for w in after))
