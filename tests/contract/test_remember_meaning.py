@@ -56,6 +56,16 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Acme is one of the largest customers.", "Acme is the largest customer."),
         ("The API service is fast but the database is slow.", "The API service is slow."),
         ("We replaced Jenkins with GitHub Actions.", "We replaced GitHub Actions with Jenkins."),
+        # another unit, an opposite inside a compound, a test result turned, an exception or a hedge dropped
+        ("The API timeout is 30 seconds.", "The API timeout is 30 minutes."),
+        ("Logs are kept for 7 days.", "Logs are kept for 7 years."),
+        ("The queue consumer is single-threaded.", "The queue consumer is multi-threaded."),
+        ("The widget is rendered client-side.", "The widget is rendered server-side."),
+        ("The e2e suite passed on main.", "The e2e suite failed on main."),
+        ("The deploy to staging succeeded.", "The deploy to staging failed."),
+        ("All endpoints require authentication except /health.", "All endpoints require authentication."),
+        ("There is little evidence that the leak comes from the pool.",
+         "There is evidence that the leak comes from the pool."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(
@@ -209,6 +219,9 @@ def test_a_restatement_keeps_the_vector_remember_computed_for_it(store: Store, c
         ("If the migration fails, we roll back to the v2 schema.", "We roll back to the v2 schema."),
         ("The vendor claims the API supports cursor pagination.", "The API supports cursor pagination."),
         ("Is the order cache shared between tenants?", "The order cache is shared between tenants."),  # asked
+        ("When the queue is full, new requests are rejected.", "New requests are rejected."),
+        ("New requests are rejected when the queue is full.", "New requests are rejected."),
+        ("There is little evidence that the leak comes from the pool.", "The leak comes from the pool."),
     ],
 )
 def test_a_claim_the_note_only_supposed_is_stored_when_stated_outright(

@@ -1,5 +1,5 @@
 """A claim a note only reports, supposes or asks about is another claim when stated outright, and the reverse;
-and a hedge, an intent or "used to" dropped from a claim changes it.
+and a hedge, an intent, "used to" or an exception dropped from a claim changes it.
 
 Judged by words alone (no model), as a store without embeddings judges. The part of a note it states itself
 ("…; tests run against SQLite") is still a duplicate of it.
@@ -31,6 +31,12 @@ NOT_STATED = [
     # a question asks what the statement states, either way round
     ("Is the cache shared between tenants?", "The cache is shared between tenants."),
     ("The cache is shared between tenants.", "Is the cache shared between tenants?"),
+    # "when" that states a condition, as "if" does; and a claim there is little evidence for
+    ("When the queue is full, new requests are rejected.", "New requests are rejected."),
+    ("Whenever the cache is cold, search takes two seconds.", "Search takes two seconds."),
+    ("Once the flag is on, users see the new checkout.", "Users see the new checkout."),
+    ("New requests are rejected when the queue is full.", "New requests are rejected."),
+    ("There is little evidence that the leak comes from the pool.", "The leak comes from the pool."),
 ]  # fmt: skip
 STATED = [
     ("We use PostgreSQL for orders; tests run against SQLite.", "Tests run against SQLite."),
@@ -38,6 +44,8 @@ STATED = [
     ("We use PostgreSQL for orders because the reporting team needs SQL.", "The reporting team needs SQL."),
     ("We know that the cache is the bottleneck.", "The cache is the bottleneck."),  # "know" vouches for it
     ("We use Kafka. If the load grows, we add brokers.", "We use Kafka."),  # the "if" is another sentence's
+    ("When the deploy finished, we rolled back the flag.", "We rolled back the flag."),  # tells when it happened
+    ("We rolled back the flag when the error rate was rising.", "We rolled back the flag."),
 ]  # fmt: skip
 # A word that says how much or how long a claim holds, or that it is only meant, tried, advised or planned, dropped
 # while what it qualified stays: another claim.
@@ -56,6 +64,11 @@ QUALIFIER_DROPPED = [
     ("Alice is the former team lead.", "Alice is the team lead."),
     ("The proposed schema adds a tenant column.", "The schema adds a tenant column."),
     ("Ideally the nightly job finishes within an hour.", "The nightly job finishes within an hour."),
+    ("There is little evidence of a leak in the pool.", "There is evidence of a leak in the pool."),
+    # an exception dropped: the claim now covers what it left out
+    ("All endpoints require authentication except /health.", "All endpoints require authentication."),
+    ("Every service other than billing runs on ECS.", "Every service runs on ECS."),
+    ("All tables apart from audit_log are replicated.", "All tables are replicated."),
 ]  # fmt: skip
 QUALIFIER_KEPT = [
     ("A few customers use the export feature.", "Customers use the export feature."),  # some do
@@ -69,6 +82,9 @@ QUALIFIER_KEPT = [
     ("We should always run migrations before deploying.", "Always run migrations before deploying."),
     ("Could you check whether the cache is warm?", "Check whether the cache is warm."),  # asked for, then bid
     ("The deploy would fail without the migration step.", "Without the migration step the deploy fails."),
+    ("The search service is a little slow.", "The search service is slow."),  # "a little" is some
+    ("The little service on port 9000 proxies uploads.", "The service on port 9000 proxies uploads."),
+    ("All endpoints except /health require a key.", "All endpoints except /health need a key."),
 ]  # fmt: skip
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -53,9 +54,15 @@ ANTONYMS = {
         ("lock", "unlock"), ("mutable", "immutable"), ("stateful", "stateless"), ("horizontal", "vertical"),
         ("lazy", "eager"), ("strict", "lenient"), ("manual", "automatic"), ("male", "female"),
         ("man", "woman"), ("boy", "girl"), ("day", "night"), ("yes", "no"), ("like", "dislike"), ("love", "hate"),
-        ("good", "bad"),
+        ("good", "bad"), ("high", "low"), ("pass", "fail"), ("succeed", "fail"),
+        ("succeeded", "failed"),  # the stemmer leaves "succeed" and "succeeded" apart
     ]
 }  # fmt: skip
+# Opposites that stand as parts of a compound only: "client-side" / "server-side" flips as "client" / "server" do,
+# and so do "single-threaded" / "multi-threaded", "pre-release" / "post-release", "read-only" / "read-write".
+COMPOUND_ANTONYMS = {
+    frozenset(pair) for pair in [("single", "multi"), ("pre", "post"), ("left", "right"), ("only", "write")]
+}
 
 
 def _by_stem(pairs: set[frozenset[str]]) -> dict[str, frozenset[str]]:
@@ -70,6 +77,35 @@ def _by_stem(pairs: set[frozenset[str]]) -> dict[str, frozenset[str]]:
 
 
 _OPPOSITES = _by_stem(ANTONYMS)
+_PART_OPPOSITES = _by_stem(ANTONYMS | COMPOUND_ANTONYMS)
+
+# Units of measure, each form to the unit it names: another unit in the place of one is another quantity ("30
+# seconds" / "30 minutes", "hourly" / "daily"), whatever senses the words share (WordNet holds "second" and "minute"
+# both for "a moment", "days" and "years" for a lifetime).
+UNITS = {
+    form: unit
+    for unit, forms in {
+        "nanosecond": "ns nanosecond nanoseconds", "microsecond": "us µs microsecond microseconds",
+        "millisecond": "ms msec msecs millisecond milliseconds", "second": "sec secs second seconds",
+        "minute": "min mins minute minutes", "hour": "hr hrs hour hours hourly", "day": "day days daily",
+        "week": "wk wks week weeks weekly", "fortnight": "fortnight fortnights fortnightly",
+        "month": "month months monthly", "quarter": "quarter quarters quarterly",
+        "year": "yr yrs year years yearly annually annual", "decade": "decade decades",
+        "century": "century centuries",
+        "bit": "bit bits", "byte": "byte bytes", "kilobyte": "kb kilobyte kilobytes", "kibibyte": "kib",
+        "megabyte": "mb megabyte megabytes", "mebibyte": "mib", "gigabyte": "gb gigabyte gigabytes",
+        "gibibyte": "gib", "terabyte": "tb terabyte terabytes", "tebibyte": "tib", "petabyte": "pb petabyte petabytes",
+        "millimetre": "mm millimeter millimeters millimetre millimetres",
+        "centimetre": "cm centimeter centimeters centimetre centimetres",
+        "metre": "meter meters metre metres", "kilometre": "km kilometer kilometers kilometre kilometres",
+        "inch": "inch inches", "foot": "ft foot feet", "yard": "yard yards", "mile": "mile miles",
+        "milligram": "mg milligram milligrams", "gram": "gram grams", "kilogram": "kg kilogram kilograms kilo kilos",
+        "pound": "lb lbs pound pounds", "ounce": "oz ounce ounces", "ton": "ton tons tonne tonnes",
+        "cent": "cent cents", "dollar": "usd dollar dollars", "euro": "eur euro euros", "yen": "jpy yen",
+        "hertz": "hz hertz", "kilohertz": "khz kilohertz", "megahertz": "mhz megahertz", "gigahertz": "ghz gigahertz",
+    }.items()
+    for form in forms.split()
+}  # fmt: skip
 
 # Words whose swap leaves a claim as it was ("each" record / "every" record, "via" / "through").
 LIGHT = frozenset(
@@ -284,6 +320,8 @@ def changed_slots(old: str, new: str) -> SlotChange:
     said_otherwise = frozenset((x, y) for x, y in flips if (x in old_negated) != (y in new_negated))
     denial_changed = _denials(a.words) != _denials(b.words)
     swaps = _swapped_in_place(a.words, b.words)
+    # one unit put for another, and nothing else in its place ("30 seconds" / "30 minutes"; not "365 days" / "the year")
+    unit_swapped = any(all(w in UNITS for w in (*gone, *came)) and _units(gone) != _units(came) for gone, came in swaps)
     # "Alice owns billing" / "Bob owns billing": names at the start of a sentence, told by the swap in place.
     capital_swaps = [
         (" ".join(gone), " ".join(came))
@@ -294,11 +332,12 @@ def changed_slots(old: str, new: str) -> SlotChange:
     ]
     capital_swap = bool(capital_swaps)
     shortened = not any(w not in FUNCTION_WORDS and stem(w) in new_only for w in b.words)
-    dropped = shortened and _qualifier_dropped(a.words, b.words, set(b.words) & ALL_MODALS - b.names)
+    new_modals = set(b.words) & ALL_MODALS - b.names
+    dropped = shortened and (_qualifier_dropped(a.words, b.words, new_modals) or _exception_dropped(a.words, b.words))
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
-        numbers_swapped=bool(old_numbers_gone) and bool(new_numbers_added),
-        antonym_flipped=flipped,
+        numbers_swapped=(bool(old_numbers_gone) and bool(new_numbers_added)) or unit_swapped,
+        antonym_flipped=flipped or _compound_flipped(a.words, b.words),
         word_swapped=bool(swaps),
         new_values=bool(new_names_added) or bool(new_numbers_added),
         renamed=(
@@ -311,6 +350,27 @@ def changed_slots(old: str, new: str) -> SlotChange:
         negated_opposite=bool(said_otherwise),
         **_replacements(a.words, b.words, said_otherwise if denial_changed else frozenset()),
     )
+
+
+def _units(words: list[str]) -> frozenset[str]:
+    return frozenset(UNITS[w] for w in words if w in UNITS)
+
+
+def _compound_flipped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """A compound of `old` stands in `new` with one part put in its opposite ("client-side" / "server-side"), both
+    negated or neither."""
+    gone = [w for w in dict.fromkeys(old) if "-" in w and w not in new]
+    came = [w for w in dict.fromkeys(new) if "-" in w and w not in old] if gone else []
+    for old_word, new_word in ((g, c) for g in gone for c in came):
+        old_parts, new_parts = old_word.split("-"), new_word.split("-")
+        differ = [(x, y) for x, y in zip(old_parts, new_parts, strict=False) if x != y]
+        if (
+            len(old_parts) == len(new_parts) and len(differ) == 1
+            and stem(differ[0][1]) in _PART_OPPOSITES.get(stem(differ[0][0]), ())
+            and (old_word in negated_words(list(old))) == (new_word in negated_words(list(new)))
+        ):  # fmt: skip
+            return True
+    return False
 
 
 def _denials(words: tuple[str, ...]) -> int:
@@ -350,6 +410,21 @@ def _qualifier_dropped(old: tuple[str, ...], new_words: tuple[str, ...], new_mod
     return False
 
 
+# Words that take an exception out of a claim: "every endpoint except /health requires a key" / "every endpoint
+# requires a key" says more than the note did.
+EXCEPTING = frozenset({"except", "excepting", "excluding"})
+_EXCEPTING_PAIRS = frozenset({("other", "than"), ("apart", "from"), ("aside", "from")})
+
+
+def _exception_dropped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """`old` makes an exception ("except", "other than", "apart from") that `new` does not."""
+
+    def excepts(words: tuple[str, ...]) -> int:
+        return sum(w in EXCEPTING for w in words) + sum(p in _EXCEPTING_PAIRS for p in itertools.pairwise(words))
+
+    return excepts(old) > excepts(new)
+
+
 _BIDDING = frozenset({"please", "always", "just", "now", "first", "then", "also"})
 
 
@@ -376,6 +451,8 @@ def _qualifies(words: tuple[str, ...], at: int) -> bool:
         return words[at + 1 : at + 2] == ("of",)
     if word in ("few", "fewer"):
         return before not in ("a", "quite")
+    if word == "little":  # "little hope" is next to none; "a little slow", "the little service" are not
+        return before not in _DETERMINERS
     if word == "used":
         return words[at + 1 : at + 2] == ("to",) and before not in BE_FORMS  # "is used to call …": a purpose
     return word in QUALIFIERS
@@ -427,6 +504,7 @@ def _bridges(cut: tuple[str, ...]) -> bool:
 
 
 _ARTICLES = frozenset({"the", "a", "an"})
+_DETERMINERS = _ARTICLES | {"this", "that", "these", "those", "my", "our", "your", "his", "her", "its", "their"}
 # What a clause said after these is supposed or asked, not stated: "if the deploy fails", "whether it scales".
 SUPPOSING = frozenset({"if", "unless", "whether"})
 CONDITIONAL = SUPPOSING - {"whether"}  # a clause they open, and the sentence around it, hang on a condition
@@ -478,11 +556,29 @@ def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
     return (
         before in SUPPOSING
         or (verb >= 0 and stem(words[verb]) in REPORTING)
+        or (before == "that" and start >= 3 and words[start - 3] == "little" and _qualifies(words, start - 3))
         or (bool(after) and after[0] in CONDITIONAL)
         or (start > 0 and words[0] in CONDITIONAL)
+        # "When the queue is full, requests are rejected" / "… rejected whenever the queue is full": a condition, as
+        # "if" is; "when the deploy finished, we left" tells when, and "we left" stands
+        or (start > 0 and words[0] in WHENEVER and not _past(words[:start]))
+        or (bool(after) and after[0] in WHENEVER - {"once"} and not _past(after) and not _past(words[start:end]))
         or (start > 2 and words[:2] == ("according", "to"))  # "According to the vendor, the API …"
         # "…, the vendor says" / "…, says the vendor": the sentence ends on who says it
         or (0 < len(after) <= REPORTER_WORDS and any(stem(w) in REPORTING for w in after))
+    )
+
+
+WHENEVER = frozenset({"when", "whenever", "once"})
+_PAST_MARKERS = frozenset({"was", "were", "had", "did"})
+_PERFECT_OR_PASSIVE = BE_FORMS | {"has", "have", "is", "are", "be"}
+
+
+def _past(words: tuple[str, ...]) -> bool:
+    """Whether a clause tells of the past: "was", "had", "did", or a verb in "-ed" that no "is" or "has" goes with."""
+    return any(
+        w in _PAST_MARKERS or (w.endswith("ed") and len(w) > 4 and (i == 0 or words[i - 1] not in _PERFECT_OR_PASSIVE))
+        for i, w in enumerate(words)
     )
 
 

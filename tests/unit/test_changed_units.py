@@ -1,0 +1,71 @@
+"""A unit put in place of another, an opposite inside a compound word and a result turned around change the claim,
+whatever senses the words share ("second" and "minute" are both "a moment" in WordNet; "passed" and "failed" meet
+at "died"). Judged by words alone, as a store without embeddings judges; the contract tests run the model too."""
+
+from __future__ import annotations
+
+import pytest
+
+from notewell.domain.admission import Verdict, judge
+from notewell.domain.slots import changed_slots
+
+ANOTHER_UNIT = [
+    ("The API timeout is 30 seconds.", "The API timeout is 30 minutes."),
+    ("Logs are kept for 7 days.", "Logs are kept for 7 years."),
+    ("The access token lives for 15 minutes.", "The access token lives for 15 hours."),
+    ("The export job runs hourly.", "The export job runs daily."),
+    ("Uploads are limited to 10 MB.", "Uploads are limited to 10 GB."),
+    ("The cable run is 20 meters.", "The cable run is 20 feet."),
+]  # fmt: skip
+SAME_UNIT = [
+    ("The cron job runs every hour.", "The cron job runs hourly."),
+    ("The API timeout is 30 seconds.", "The API timeout is 30 secs."),
+    ("A year runs 365 days from January 1 to December 31.", "A year runs the year from January 1 to December 31."),
+]  # fmt: skip
+OPPOSITE_PART = [
+    ("The queue consumer is single-threaded.", "The queue consumer is multi-threaded."),
+    ("The widget is rendered client-side.", "The widget is rendered server-side."),
+    ("Sign-up is opt-in.", "Sign-up is opt-out."),
+    ("The reporting replica is read-only.", "The reporting replica is read-write."),
+    ("We ship a pre-release build to beta users.", "We ship a post-release build to beta users."),
+]  # fmt: skip
+SAME_PARTS = [
+    ("The widget is rendered client-side.", "The widget is rendered on the client side."),
+    ("The widget is rendered client-side.", "The widget is rendered client-side only."),
+]  # fmt: skip
+TURNED = [
+    ("The e2e suite passed on main.", "The e2e suite failed on main."),
+    ("The deploy to staging succeeded.", "The deploy to staging failed."),
+    ("Search latency is high.", "Search latency is low."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("old", "new"), ANOTHER_UNIT)
+def test_another_unit_is_another_quantity(old: str, new: str) -> None:
+    assert changed_slots(old, new).numbers_swapped
+    verdict, _ = judge(old, new)
+    assert verdict is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), SAME_UNIT)
+def test_the_same_unit_written_otherwise_is_no_other_quantity(old: str, new: str) -> None:
+    assert not changed_slots(old, new).numbers_swapped
+
+
+@pytest.mark.parametrize(("old", "new"), OPPOSITE_PART)
+def test_an_opposite_inside_a_compound_flips_the_claim(old: str, new: str) -> None:
+    assert changed_slots(old, new).antonym_flipped
+    verdict, _ = judge(old, new)
+    assert verdict is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), SAME_PARTS)
+def test_a_compound_kept_or_denied_on_both_sides_flips_nothing(old: str, new: str) -> None:
+    assert not changed_slots(old, new).antonym_flipped
+
+
+@pytest.mark.parametrize(("old", "new"), TURNED)
+def test_a_result_turned_around_is_a_conflict(old: str, new: str) -> None:
+    assert changed_slots(old, new).antonym_flipped
+    verdict, _ = judge(old, new)
+    assert verdict is Verdict.CONFLICT
