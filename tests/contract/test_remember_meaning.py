@@ -66,6 +66,10 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("All endpoints require authentication except /health.", "All endpoints require authentication."),
         ("There is little evidence that the leak comes from the pool.",
          "There is evidence that the leak comes from the pool."),
+        # another amount, another file: values no model may call the same
+        ("Some endpoints are cached.", "All endpoints are cached."),
+        ("The config lives in src/config/settings.py.", "The config lives in src/settings.py."),
+        ("The health check is served at /health.", "The health check is served at /healthz."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(
@@ -239,6 +243,14 @@ def test_what_was_decided_said_as_done_is_no_conflict(services: Services, me: Pr
     follows to another phrase, and the agent had to resolve its own decision restated."""
     assert remember(services, me, "We decided to keep Redis for sessions.") is RememberStatus.CREATED
     assert remember(services, me, "We keep Redis for sessions.") is not RememberStatus.CONFLICT
+
+
+def test_a_practice_given_up_said_otherwise_is_no_conflict(services: Services, me: Principal) -> None:
+    """It was a conflict: "no longer use" and "stopped using" were weighed as two values, and the scope of "no"
+    took "longer" for a word it denied."""
+    assert remember(services, me, "We no longer use Celery for background jobs.") is RememberStatus.CREATED
+    assert remember(services, me, "We stopped using Celery for background jobs.") is not RememberStatus.CONFLICT
+    assert remember(services, me, "We use Celery for background jobs.") is RememberStatus.CONFLICT
 
 
 def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:

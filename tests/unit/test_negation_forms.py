@@ -24,6 +24,7 @@ SAID_AGAIN = [
     # "big" and "small" stand opposite each other in the first text: "large" for "big" flips nothing
     ("It raises the power of the big countries at the expense of the small countries.",
      "It raises the power of the large countries at the expense of the smaller countries."),
+    ("We no longer use Celery for background jobs.", "We stopped using Celery for background jobs."),
 ]  # fmt: skip
 NEGATED = [
     ("They are willing to pay for support.", "They are unwilling to pay for support."),
@@ -37,6 +38,7 @@ NEGATED = [
     ("Yes, the port is open to the internet.", "No, the port is not open to the internet."),
     ("We chose Kafka for the event bus.", "We decided against Kafka for the event bus."),  # "against" a choice
     ("We use Redis for sessions.", "We don\u2019t use Redis for sessions."),  # a typographic apostrophe
+    ("We no longer use Celery for background jobs.", "We use Celery for background jobs."),
 ]
 
 

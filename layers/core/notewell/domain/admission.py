@@ -127,7 +127,7 @@ def judge(
     if same_claim and not reversal and meaning is None and _reworded_alike(slots, replacements):
         return Verdict.DUPLICATE, c  # no model, but every word changed is one the lexicon holds for the same
     on_topic = meaning is not None and meaning >= TOPIC_MEANING
-    if (altered or slots.numbers_swapped) and (
+    if (altered or slots.numbers_swapped or slots.paths_swapped) and (
         (c.overlap >= ALTERED_OVERLAP and c.jaccard >= ALTERED_JACCARD) or on_topic
     ):
         return Verdict.CONFLICT, c

@@ -314,9 +314,10 @@ def negated_words(words: list[str]) -> set[str]:
     scoped: set[str] = set()
     for index, word in enumerate(words):
         if word in NEGATIONS or word.endswith("n't"):
-            followers = [
-                w for w in words[index + 1 : index + 1 + NEGATION_REACH] if w not in STOPWORDS and w not in NEGATIONS
-            ]
+            reach = words[index + 1 : index + 1 + NEGATION_REACH]
+            if reach[:1] == ["longer"]:  # "no longer" is one negation: "longer" is none of what it denies
+                reach = words[index + 2 : index + 2 + NEGATION_REACH]
+            followers = [w for w in reach if w not in STOPWORDS and w not in NEGATIONS]
             scoped.update(followers[:NEGATION_WINDOW])
     return scoped
 

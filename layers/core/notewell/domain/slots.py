@@ -153,6 +153,7 @@ class Values:
     capitalised: frozenset[str]  # words written with a capital anywhere, sentence starts included (casefolded)
     headline: bool = False  # most words capitalised: capitals tell no names apart
     paused: frozenset[int] = frozenset()  # where a word follows a comma, a dash, a colon or a bracket
+    paths: frozenset[str] = frozenset()  # paths, file names and URLs, casefolded, whole
 
 
 HEADLINE_CAPITALS = 0.6  # this share of a text's longer words capitalised: a headline, where a capital names nothing
@@ -224,8 +225,32 @@ def _read_values(text: str) -> Values:
         if inner_capital or mid_sentence_capital:
             names.add(token.casefold())
     return Values(
-        frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised), headline, frozenset(paused)
-    )
+        frozenset(names), frozenset(numbers), tuple(words), frozenset(capitalised), headline, frozenset(paused),
+        _paths(text),
+    )  # fmt: skip
+
+
+# Paths and file names are values, whole: "src/config/settings.py" / "src/settings.py" names another file, and
+# the words inside a path tell it from nothing. A path: two slashes or more, a leading "/", "./" or "~/", or a last
+# part with an extension; not "and/or" or "read/write".
+_PATH = re.compile(r"(?<![\w.:/-])(?:~/|\.{1,2}/|/)?(?:[\w.-]+/)+[\w.-]*\w|(?<![\w/])/[\w.-]*\w")
+_FILE = re.compile(
+    r"(?<![\w./-])[\w-]+\.(?:py|pyi|js|mjs|ts|tsx|jsx|go|rs|java|kt|rb|php|cs|c|h|cpp|swift|json|ya?ml|toml|ini|cfg"
+    r"|conf|env|md|rst|txt|csv|sql|sh|lock|html|css|tf|xml|proto)\b"
+)
+_EXTENSION = re.compile(r"\.[a-z][a-z0-9]{0,4}$", re.IGNORECASE)
+
+
+_URL = re.compile(r"\bhttps?://[^\s<>\"']*[\w/]")
+
+
+def _paths(text: str) -> frozenset[str]:
+    found = {m.group().casefold() for m in (*_FILE.finditer(text), *_URL.finditer(text))}
+    for match in _PATH.finditer(text):
+        path = match.group()
+        if path.startswith(("/", "./", "../", "~/")) or path.count("/") >= 2 or _EXTENSION.search(path):
+            found.add(path.casefold())
+    return frozenset(found)
 
 
 def words(text: str) -> frozenset[str]:
@@ -263,7 +288,7 @@ def _missing_names(names: frozenset[str], other: Values) -> set[str]:
 @dataclass(frozen=True, slots=True)
 class SlotChange:
     names_swapped: bool  # a name of the old claim is gone and another one stands in the new claim
-    numbers_swapped: bool  # a number of the old claim is gone and another one stands in the new claim
+    numbers_swapped: bool  # a number (or a unit) of the old claim is gone and another one stands in the new claim
     antonym_flipped: bool  # a word of one claim has its opposite in the other
     word_swapped: bool  # the same frame with a word or two swapped in place ("exponential" -> "linear")
     new_values: bool  # the new claim names or numbers something the old one does not
@@ -288,12 +313,15 @@ class SlotChange:
     # A word's opposite stands in its place, negated in one claim only: "an open path" / "not a closed path" says
     # the same, and the negation it adds changes nothing.
     negated_opposite: bool = False
+    # A path, a file name or a URL of the old claim is gone and another stands in the new one: another file, spelt
+    # exactly (no model weighs it: "/health" and "/healthz" are two endpoints, not a typo).
+    paths_swapped: bool = False
 
     @property
     def changed(self) -> bool:
         return (
             self.names_swapped or self.numbers_swapped or self.antonym_flipped or self.qualifier_dropped
-            or self.cut_rejoined or self.unasserted
+            or self.cut_rejoined or self.unasserted or self.paths_swapped
         )  # fmt: skip
 
 
@@ -336,7 +364,9 @@ def changed_slots(old: str, new: str) -> SlotChange:
     dropped = shortened and (_qualifier_dropped(a.words, b.words, new_modals) or _exception_dropped(a.words, b.words))
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
-        numbers_swapped=(bool(old_numbers_gone) and bool(new_numbers_added)) or unit_swapped,
+        numbers_swapped=(bool(old_numbers_gone) and bool(new_numbers_added))
+        or unit_swapped
+        or _quantifier_swapped(a.words, b.words),
         antonym_flipped=flipped or _compound_flipped(a.words, b.words),
         word_swapped=bool(swaps),
         new_values=bool(new_names_added) or bool(new_numbers_added),
@@ -348,8 +378,46 @@ def changed_slots(old: str, new: str) -> SlotChange:
         cut_rejoined=_cut_rejoined(a.words, b.words, a.paused),
         unasserted=_unasserted(old, b.words) or _unasserted(new, a.words) or _asks(old) != _asks(new),
         negated_opposite=bool(said_otherwise),
+        paths_swapped=bool(a.paths - b.paths) and bool(b.paths - a.paths),
         **_replacements(a.words, b.words, said_otherwise if denial_changed else frozenset()),
     )
+
+
+# How many of a kind a claim speaks of: one of these put in place of another in another group ("some endpoints" /
+# "all endpoints", "most tests" / "every test") is another amount. Not "several": between some and many, it is said
+# for either.
+QUANTIFIERS = {
+    word: group
+    for group, forms in {
+        "all": "all every each", "some": "some", "most": "most", "many": "many", "few": "few"
+    }.items()
+    for word in forms.split()
+}  # fmt: skip
+
+
+def _amount(words: tuple[str, ...], at: int) -> str | None:
+    word = words[at]
+    if word == "few" and at and words[at - 1] in ("a", "quite"):
+        return "some"  # "a few" is some, "few" next to none
+    return QUANTIFIERS.get(word)
+
+
+def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """A quantifier put in place of one of another group, nothing else of substance with it ("some" / "all")."""
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace" or i2 - i1 > 2 or j2 - j1 > 2:
+            continue
+        old_amounts = {_amount(old, i) for i in range(i1, i2)} - {None}
+        new_amounts = {_amount(new, j) for j in range(j1, j2)} - {None}
+        if (
+            old_amounts
+            and new_amounts
+            and old_amounts != new_amounts
+            and all(w in QUANTIFIERS or w in STOPWORDS for w in (*old[i1:i2], *new[j1:j2]))
+        ):
+            return True
+    return False
 
 
 def _units(words: list[str]) -> frozenset[str]:
@@ -616,6 +684,8 @@ CONNECTIVES = STOPWORDS | {
     "consequently", "additionally", "similarly", "likewise", "overall", "currently", "previously", "initially",
 }  # fmt: skip
 MAX_REPLACED_WORDS = 3
+# Ways to say something is no longer done: "we no longer use Celery" / "we stopped using Celery".
+CEASING = frozenset({("no", "longer"), ("not", "any", "longer"), ("stopped",), ("stop",), ("stops",), ("ceased",)})
 # Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
 FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
 MAX_NAMES = 3  # names weighed on each side, at most
@@ -635,7 +705,10 @@ def _replacements(
             continue
         gone, came = old[i1:i2], new[j1:j2]
         # "unwilling" / "not willing", the comparison reads them as one denial; "an open" / "not … a closed"
-        if denied_alike(gone, came) or any((stem(g), stem(c)) in said_otherwise for g in gone for c in came):
+        if (
+            denied_alike(gone, came) or (gone in CEASING and came in CEASING)
+            or any((stem(g), stem(c)) in said_otherwise for g in gone for c in came)
+        ):  # fmt: skip
             said_alike = True
             continue
         substantive = any(w not in FUNCTION_WORDS for w in (*gone, *came))

@@ -1,6 +1,7 @@
-"""A unit put in place of another, an opposite inside a compound word and a result turned around change the claim,
-whatever senses the words share ("second" and "minute" are both "a moment" in WordNet; "passed" and "failed" meet
-at "died"). Judged by words alone, as a store without embeddings judges; the contract tests run the model too."""
+"""A unit put in place of another, an opposite inside a compound word, a result turned around, another quantifier
+and another path change the claim, whatever senses the words share ("second" and "minute" are both "a moment" in
+WordNet; "passed" and "failed" meet at "died") and however close a model holds them ("/health" and "/healthz").
+Judged by words alone, as a store without embeddings judges; the contract tests run the model too."""
 
 from __future__ import annotations
 
@@ -32,6 +33,29 @@ OPPOSITE_PART = [
 SAME_PARTS = [
     ("The widget is rendered client-side.", "The widget is rendered on the client side."),
     ("The widget is rendered client-side.", "The widget is rendered client-side only."),
+]  # fmt: skip
+ANOTHER_AMOUNT = [
+    ("Some endpoints are cached.", "All endpoints are cached."),
+    ("Most tests run in parallel.", "All tests run in parallel."),
+    ("Some of the endpoints are cached.", "All of the endpoints are cached."),
+    ("Few tests are flaky.", "Many tests are flaky."),
+]  # fmt: skip
+SAME_AMOUNT = [
+    ("Every service logs to CloudWatch.", "All services log to CloudWatch."),
+    ("Each service logs to CloudWatch.", "Every service logs to CloudWatch."),
+    ("A few tests are flaky.", "Some tests are flaky."),
+]  # fmt: skip
+ANOTHER_PATH = [
+    ("The config lives in src/config/settings.py.", "The config lives in src/settings.py."),
+    ("Edit settings.py to change the timeout.", "Edit config.py to change the timeout."),
+    ("The health check is served at /health.", "The health check is served at /healthz."),
+    ("The API base URL is https://api.example.com/orders.", "The API base URL is https://api.example.com/payments."),
+    ("Run ./scripts/deploy.sh after the build.", "Run ./scripts/release.sh after the build."),
+]  # fmt: skip
+SAME_PATH = [
+    ("The config lives in src/config/settings.py.", "The config is in src/config/settings.py."),
+    ("The API base URL is https://api.example.com/orders.", "The base URL of the API is https://api.example.com/orders."),
+    ("Use read/write access for the deploy role.", "Use read/write access for the release role."),  # no path
 ]  # fmt: skip
 TURNED = [
     ("The e2e suite passed on main.", "The e2e suite failed on main."),
@@ -69,3 +93,29 @@ def test_a_result_turned_around_is_a_conflict(old: str, new: str) -> None:
     assert changed_slots(old, new).antonym_flipped
     verdict, _ = judge(old, new)
     assert verdict is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), ANOTHER_AMOUNT)
+def test_another_quantifier_is_another_amount(old: str, new: str) -> None:
+    assert changed_slots(old, new).numbers_swapped
+    verdict, _ = judge(old, new)
+    assert verdict is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), SAME_AMOUNT)
+def test_the_same_amount_said_otherwise_is_no_other_amount(old: str, new: str) -> None:
+    assert not changed_slots(old, new).numbers_swapped
+    verdict, _ = judge(old, new)
+    assert verdict is not Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), ANOTHER_PATH)
+def test_another_path_names_another_file(old: str, new: str) -> None:
+    assert changed_slots(old, new).paths_swapped
+    verdict, _ = judge(old, new, 0.99, {pair: 1.0 for pair in changed_slots(old, new).renamed})  # held alike
+    assert verdict is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), SAME_PATH)
+def test_the_same_path_is_no_other_value(old: str, new: str) -> None:
+    assert not changed_slots(old, new).paths_swapped
