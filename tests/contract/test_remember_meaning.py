@@ -253,6 +253,15 @@ def test_a_practice_given_up_said_otherwise_is_no_conflict(services: Services, m
     assert remember(services, me, "We use Celery for background jobs.") is RememberStatus.CONFLICT
 
 
+def test_a_choice_said_otherwise_is_no_conflict(services: Services, me: Principal) -> None:
+    """It was a conflict: "rather than Kafka" denied Kafka where "over Kafka" denied nothing, and the denial ran on
+    to "the job queue"."""
+    assert remember(services, me, "We chose SQS over Kafka for the job queue.") is RememberStatus.CREATED
+    new = "For the job queue we picked SQS rather than Kafka."
+    assert remember(services, me, new) is not RememberStatus.CONFLICT
+    assert remember(services, me, "We chose Kafka over SQS for the job queue.") is RememberStatus.CONFLICT
+
+
 def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:
     """It was a duplicate (nine words of ten the same): the detail was dropped and the agent told it was known."""
     old = "The deploy pipeline runs the integration tests on every merge to main."

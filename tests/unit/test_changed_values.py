@@ -119,3 +119,10 @@ def test_another_path_names_another_file(old: str, new: str) -> None:
 @pytest.mark.parametrize(("old", "new"), SAME_PATH)
 def test_the_same_path_is_no_other_value(old: str, new: str) -> None:
     assert not changed_slots(old, new).paths_swapped
+
+
+def test_a_name_and_its_plural_are_one_name() -> None:
+    old, new = "Auth signs JWT access tokens with RS256.", "Auth signs JWTs as access tokens with RS256."
+    assert not changed_slots(old, new).names_swapped
+    assert not changed_slots("We call two APIs.", "We call two API endpoints.").names_swapped
+    assert changed_slots("We deploy with the AWS CDK.", "We deploy with the AWS SDK.").names_swapped

@@ -25,6 +25,10 @@ SAID_AGAIN = [
     ("It raises the power of the big countries at the expense of the small countries.",
      "It raises the power of the large countries at the expense of the smaller countries."),
     ("We no longer use Celery for background jobs.", "We stopped using Celery for background jobs."),
+    # the "over" of a choice sets aside what "rather than" does, and no further than its phrase
+    ("We chose SQS over Kafka for the job queue.", "For the job queue we picked SQS rather than Kafka."),
+    ("The build is rather slow.", "The build is slow."),  # "rather" denies only before "than"
+    ("The team wants to keep Redis for sessions.", "The team would rather keep Redis for sessions."),
 ]  # fmt: skip
 NEGATED = [
     ("They are willing to pay for support.", "They are unwilling to pay for support."),
@@ -39,6 +43,8 @@ NEGATED = [
     ("We chose Kafka for the event bus.", "We decided against Kafka for the event bus."),  # "against" a choice
     ("We use Redis for sessions.", "We don\u2019t use Redis for sessions."),  # a typographic apostrophe
     ("We no longer use Celery for background jobs.", "We use Celery for background jobs."),
+    ("We chose SQS over Kafka for the job queue.", "We chose Kafka over SQS for the job queue."),
+    ("We use Kafka rather than SQS for the job queue.", "We use SQS rather than Kafka for the job queue."),
 ]
 
 

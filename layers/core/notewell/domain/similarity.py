@@ -310,16 +310,58 @@ def passive_verbs(words: list[str]) -> frozenset[int]:
 
 
 def negated_words(words: list[str]) -> set[str]:
-    """Content words in the scope of a negation ("we do not use Redis" → {redis})."""
+    """Content words in the scope of a negation ("we do not use Redis" → {redis}). What a contrast sets aside ends
+    with its phrase: "picked SQS rather than Kafka for the job queue" denies Kafka, not the job queue."""
     scoped: set[str] = set()
     for index, word in enumerate(words):
-        if word in NEGATIONS or word.endswith("n't"):
+        if _negating(words, index):
             reach = words[index + 1 : index + 1 + NEGATION_REACH]
             if reach[:1] == ["longer"]:  # "no longer" is one negation: "longer" is none of what it denies
                 reach = words[index + 2 : index + 2 + NEGATION_REACH]
+            if word in CONTRASTS:
+                reach = _phrase(reach)
             followers = [w for w in reach if w not in STOPWORDS and w not in NEGATIONS]
             scoped.update(followers[:NEGATION_WINDOW])
     return scoped
+
+
+def _negating(words: list[str], at: int) -> bool:
+    """Whether the word at `at` denies what follows: "rather" only before "than" ("would rather keep", "rather slow"
+    deny nothing)."""
+    word = words[at]
+    if word == "rather":
+        return words[at + 1 : at + 2] == ["than"]
+    return word in NEGATIONS or word.endswith("n't")
+
+
+# Where the phrase a contrast sets aside ends: at a word that opens the next phrase or clause.
+_PHRASE_ENDS = frozenset({"for", "in", "on", "at", "to", "with", "from", "by", "because", "since", "as", "and", "but",
+                          "or", "so", "when", "if", "while", "which", "that"})  # fmt: skip
+
+
+def _phrase(reach: list[str]) -> list[str]:
+    for at, word in enumerate(reach):
+        if word in _PHRASE_ENDS and any(w not in STOPWORDS and w not in NEGATIONS for w in reach[:at]):
+            return reach[:at]
+    return reach
+
+
+# Verbs of choice: "chose SQS over Kafka" sets Kafka aside as "SQS instead of Kafka" does.
+_CHOOSING = frozenset({
+    "chose", "choose", "chosen", "chooses", "picked", "pick", "picks", "prefer", "prefers", "preferred", "favor",
+    "favored", "favour", "favoured", "selected", "select", "selects",
+})  # fmt: skip
+CHOICE_REACH = 3  # "chose SQS over", "picked the managed queue over"
+
+
+def _choices(words: list[str]) -> list[str]:
+    """`words` with the "over" of a choice written "instead" (a contrast, as "instead of" is)."""
+    if "over" not in words:
+        return words
+    return [
+        "instead" if w == "over" and any(x in _CHOOSING for x in words[max(0, at - CHOICE_REACH - 1) : at]) else w
+        for at, w in enumerate(words)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,7 +391,7 @@ CONTRASTS = frozenset({"instead", "rather", "unlike", "except"})
 
 def _negations(words: list[str]) -> Counter[str]:
     return Counter(
-        "not" if w in PLAIN_NEGATIONS or w.endswith("n't") else w for w in words if w in NEGATIONS or w.endswith("n't")
+        "not" if w in PLAIN_NEGATIONS or w.endswith("n't") else w for at, w in enumerate(words) if _negating(words, at)
     )
 
 
@@ -403,6 +445,7 @@ def compare(old: str, new: str) -> Comparison:
             0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, frozenset(content_words(_stems(new_words))), False, False, False,
             len(new_words) > len(old_words),
         )  # fmt: skip
+    old_words, new_words = _choices(old_words), _choices(new_words)
     old_words, new_words = _prefix_negations(old_words, new_words), _prefix_negations(new_words, old_words)
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)

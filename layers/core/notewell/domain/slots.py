@@ -259,11 +259,12 @@ def words(text: str) -> frozenset[str]:
 
 
 def aliases(a: str, b: str) -> bool:
-    """One name for the same thing: equal, or one a prefix of the other (Postgres, PostgreSQL)."""
+    """One name for the same thing: equal, one a prefix of the other (Postgres, PostgreSQL), or its plural (JWT,
+    JWTs)."""
     if a == b:
         return True
     shorter, longer = sorted((a, b), key=len)
-    return len(shorter) >= MIN_ALIAS and longer.startswith(shorter)
+    return (len(shorter) >= MIN_ALIAS and longer.startswith(shorter)) or longer in (shorter + "s", shorter + "es")
 
 
 def _acronym_of(name: str, words: tuple[str, ...]) -> bool:
