@@ -59,6 +59,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         # another unit, an opposite inside a compound, a test result turned, an exception or a hedge dropped
         ("The API timeout is 30 seconds.", "The API timeout is 30 minutes."),
         ("Logs are kept for 7 days.", "Logs are kept for 7 years."),
+        ("The API timeout is 30 seconds.", "The API timeout is 30 minutes, and retries are disabled."),
         ("The queue consumer is single-threaded.", "The queue consumer is multi-threaded."),
         ("The widget is rendered client-side.", "The widget is rendered server-side."),
         ("The e2e suite passed on main.", "The e2e suite failed on main."),

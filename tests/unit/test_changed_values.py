@@ -17,6 +17,8 @@ ANOTHER_UNIT = [
     ("The export job runs hourly.", "The export job runs daily."),
     ("Uploads are limited to 10 MB.", "Uploads are limited to 10 GB."),
     ("The cable run is 20 meters.", "The cable run is 20 feet."),
+    # a detail added too: not an update that overwrites the old figure
+    ("The API timeout is 30 seconds.", "The API timeout is 30 minutes, and retries are disabled."),
 ]  # fmt: skip
 SAME_UNIT = [
     ("The cron job runs every hour.", "The cron job runs hourly."),

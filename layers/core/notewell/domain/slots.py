@@ -350,7 +350,9 @@ def changed_slots(old: str, new: str) -> SlotChange:
     denial_changed = _denials(a.words) != _denials(b.words)
     swaps = _swapped_in_place(a.words, b.words)
     # one unit put for another, and nothing else in its place ("30 seconds" / "30 minutes"; not "365 days" / "the year")
-    unit_swapped = any(all(w in UNITS for w in (*gone, *came)) and _units(gone) != _units(came) for gone, came in swaps)
+    unit_swapped = any(
+        all(w in UNITS for w in (*gone, *came)) and _units(gone) != _units(came) for gone, came in swaps
+    ) or _measured_otherwise(a, b)
     # "Alice owns billing" / "Bob owns billing": names at the start of a sentence, told by the swap in place.
     capital_swaps = [
         (" ".join(gone), " ".join(came))
@@ -401,6 +403,20 @@ def _amount(words: tuple[str, ...], at: int) -> str | None:
     if word == "few" and at and words[at - 1] in ("a", "quite"):
         return "some"  # "a few" is some, "few" next to none
     return QUANTIFIERS.get(word)
+
+
+def _measured_otherwise(a: Values, b: Values) -> bool:
+    """A number both texts give is measured in another unit in each ("30 seconds" / "30 minutes, and retries ...")."""
+    old, new = _measures(a), _measures(b)
+    return any(units.isdisjoint(new[n]) for n, units in old.items() if n in new)
+
+
+def _measures(v: Values) -> dict[str, set[str]]:
+    measured: dict[str, set[str]] = {}
+    for number_word, unit in itertools.pairwise(v.words):
+        if number_word in v.numbers and unit in UNITS:
+            measured.setdefault(number_word, set()).add(UNITS[unit])
+    return measured
 
 
 def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
