@@ -263,6 +263,14 @@ def test_a_choice_said_otherwise_is_no_conflict(services: Services, me: Principa
     assert remember(services, me, "We chose Kafka over SQS for the job queue.") is RememberStatus.CONFLICT
 
 
+def test_another_frequency_with_a_detail_added_is_never_an_update(services: Services, me: Principal) -> None:
+    """It was `updated`, with the model and without: the longer note overwrote "weekly" with "daily" in place."""
+    assert remember(services, me, "The search index is rebuilt weekly.") is RememberStatus.CREATED
+    status = remember(services, me, "The search index is rebuilt daily, after the import finishes.")
+    # words alone cannot tie the two sentences closely enough to flag them: stored beside it, the old kept
+    assert status is (RememberStatus.CONFLICT if services.meaning is not None else RememberStatus.CREATED)
+
+
 def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:
     """It was a duplicate (nine words of ten the same): the detail was dropped and the agent told it was known."""
     old = "The deploy pipeline runs the integration tests on every merge to main."

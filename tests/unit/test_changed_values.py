@@ -24,6 +24,8 @@ SAME_UNIT = [
     ("The cron job runs every hour.", "The cron job runs hourly."),
     ("The API timeout is 30 seconds.", "The API timeout is 30 secs."),
     ("A year runs 365 days from January 1 to December 31.", "A year runs the year from January 1 to December 31."),
+    ("The export job runs hourly.", "The export job runs every hour and writes to S3."),
+    ("Backups run every 6 hours.", "Backups run every 6 hours and are kept 30 days."),
 ]  # fmt: skip
 OPPOSITE_PART = [
     ("The queue consumer is single-threaded.", "The queue consumer is multi-threaded."),
@@ -71,6 +73,14 @@ def test_another_unit_is_another_quantity(old: str, new: str) -> None:
     assert changed_slots(old, new).numbers_swapped
     verdict, _ = judge(old, new)
     assert verdict is Verdict.CONFLICT
+
+
+def test_another_frequency_with_a_detail_added_is_no_update() -> None:
+    """It was `updated`: the new note, longer, overwrote "weekly" with "daily" in place."""
+    old, new = "The search index is rebuilt weekly.", "The search index is rebuilt daily, after the import finishes."
+    assert changed_slots(old, new).numbers_swapped
+    verdict, _ = judge(old, new)
+    assert verdict not in (Verdict.DUPLICATE, Verdict.RESTATEMENT)
 
 
 @pytest.mark.parametrize(("old", "new"), SAME_UNIT)

@@ -406,9 +406,14 @@ def _amount(words: tuple[str, ...], at: int) -> str | None:
 
 
 def _measured_otherwise(a: Values, b: Values) -> bool:
-    """A number both texts give is measured in another unit in each ("30 seconds" / "30 minutes, and retries ...")."""
+    """A number both texts give is measured in another unit in each ("30 seconds" / "30 minutes, and retries ..."),
+    or how often something happens is another frequency ("weekly" / "daily, after the import finishes")."""
     old, new = _measures(a), _measures(b)
-    return any(units.isdisjoint(new[n]) for n, units in old.items() if n in new)
+    if any(units.isdisjoint(new[n]) for n, units in old.items() if n in new):
+        return True
+    old_often = {UNITS[w] for w in a.words if w in FREQUENCIES}
+    new_often = {UNITS[w] for w in b.words if w in FREQUENCIES}
+    return bool(old_often) and bool(new_often) and old_often.isdisjoint(_units(list(b.words)))
 
 
 def _measures(v: Values) -> dict[str, set[str]]:
@@ -435,6 +440,9 @@ def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
         ):
             return True
     return False
+
+
+FREQUENCIES = frozenset({"hourly", "daily", "weekly", "fortnightly", "monthly", "quarterly", "yearly", "annually"})
 
 
 def _units(words: list[str]) -> frozenset[str]:
