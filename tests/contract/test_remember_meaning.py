@@ -64,6 +64,8 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The widget is rendered client-side.", "The widget is rendered server-side."),
         ("The e2e suite passed on main.", "The e2e suite failed on main."),
         ("The deploy to staging succeeded.", "The deploy to staging failed."),
+        ("The cache is warm after deploys.", "The cache is cold after deploys."),
+        ("We are evaluating Kafka for the event bus.", "We adopted Kafka for the event bus."),
         ("All endpoints require authentication except /health.", "All endpoints require authentication."),
         ("There is little evidence that the leak comes from the pool.",
          "There is evidence that the leak comes from the pool."),

@@ -65,6 +65,8 @@ TURNED = [
     ("The e2e suite passed on main.", "The e2e suite failed on main."),
     ("The deploy to staging succeeded.", "The deploy to staging failed."),
     ("Search latency is high.", "Search latency is low."),
+    ("The cache is warm after deploys.", "The cache is cold after deploys."),
+    ("We are evaluating Kafka for the event bus.", "We adopted Kafka for the event bus."),  # the next step
 ]  # fmt: skip
 
 

@@ -56,6 +56,9 @@ ANTONYMS = {
         ("man", "woman"), ("boy", "girl"), ("day", "night"), ("yes", "no"), ("like", "dislike"), ("love", "hate"),
         ("good", "bad"), ("high", "low"), ("pass", "fail"), ("succeed", "fail"),
         ("succeeded", "failed"),  # the stemmer leaves "succeed" and "succeeded" apart
+        ("warm", "cold"),
+        # a step of a decision or a document is not the next one: "evaluating Kafka" / "adopted Kafka"
+        ("evaluate", "adopt"), ("consider", "adopt"), ("draft", "final"), ("draft", "published"),
     ]
 }  # fmt: skip
 # Opposites that stand as parts of a compound only: "client-side" / "server-side" flips as "client" / "server" do,
@@ -426,6 +429,8 @@ def _measures(v: Values) -> dict[str, set[str]]:
 
 def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     """A quantifier put in place of one of another group, nothing else of substance with it ("some" / "all")."""
+    if QUANTIFIERS.keys().isdisjoint(old) or QUANTIFIERS.keys().isdisjoint(new):
+        return False
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "replace" or i2 - i1 > 2 or j2 - j1 > 2:
