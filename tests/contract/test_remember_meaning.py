@@ -273,6 +273,20 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
     assert status is (RememberStatus.CONFLICT if services.meaning is not None else RememberStatus.CREATED)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Most requests are served from the cache.", "The cache serves most requests."),  # a passive with "from"
+        ("The build is rather slow.", "The build is slow."),  # "rather" denies only before "than"
+        ("Auth signs JWT access tokens with RS256.", "Auth signs JWTs as access tokens with RS256."),  # a plural
+    ],
+)
+def test_a_claim_said_again_otherwise_is_a_duplicate(services: Services, me: Principal, old: str, new: str) -> None:
+    """Each was a conflict, with the model and without (the last by words alone)."""
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) is RememberStatus.DUPLICATE
+
+
 def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:
     """It was a duplicate (nine words of ten the same): the detail was dropped and the agent told it was known."""
     old = "The deploy pipeline runs the integration tests on every merge to main."

@@ -21,6 +21,7 @@ REVERSED = [
     # the passive voice with subject and object where they stood: the roles are swapped
     ("Payments call the ledger service.", "Payments are called by the ledger service."),
     ("The worker chased the stale locks.", "The worker was chased by the stale locks."),
+    ("The ledger is called from payments.", "The ledger calls payments."),  # "from" as the agent
     # "replace … with" orders what it takes ("with" pivots only after a verb of replacing)
     ("We replaced Jenkins with GitHub Actions.", "We replaced GitHub Actions with Jenkins."),
     ("We replaced the cron job with a queue worker.", "We replaced the queue worker with a cron job."),
@@ -30,6 +31,8 @@ SAID_AGAIN = [
     ("The capital of France is Paris.", "Paris is the capital of France."),  # "is" relates both ways
     ("The owner of the queue is the worker.", "The worker is the owner of the queue."),
     ("Payments call the ledger service.", "The ledger service is called by payments."),
+    ("Most requests are served from the cache.", "The cache serves most requests."),  # where they come from
+    ("The ledger is called from payments.", "Payments call the ledger."),
     # the passive moves everything around its verb across each other: no other word is a pivot
     ("The gap separates the battery from terminal 1.", "Terminal 1 and the battery are separated by the gap."),
     # a word said twice has no one place to cross from

@@ -297,16 +297,35 @@ _IRREGULAR_PARTICIPLES = frozenset(
 
 def passive_verbs(words: list[str]) -> frozenset[int]:
     """Where `words` (as written, not stemmed) has a verb in the passive voice: a past participle with a form of "be"
-    just before it and its agent after ("is called by"; "are standing by the fence" is not one)."""
-    if "by" not in words:
+    just before it and its agent after ("is called by"; "are standing by the fence" is not one), or where it comes
+    from ("requests are served from the cache" is "the cache serves requests")."""
+    if "by" not in words and "from" not in words:
         return frozenset()
+    return frozenset(at for at in _be_participles(words) if not _AGENTS.isdisjoint(words[at + 1 : at + 5]))
+
+
+def _be_participles(words: list[str]) -> frozenset[int]:
+    """Where `words` has a past participle with a form of "be" just before it, its agent said or not."""
     return frozenset(
         at
         for at, word in enumerate(words)
         if (word.endswith(("ed", "en", "wn")) or word in _IRREGULAR_PARTICIPLES)
         and any(w in BE_FORMS for w in words[max(0, at - 2) : at])
-        and "by" in words[at + 1 : at + 5]
     )
+
+
+def _voices(old_words: list[str], new_words: list[str]) -> tuple[frozenset[int], frozenset[int]]:
+    """passive_verbs of each text, with a verb both put in the passive counted so in both where only one names where
+    the act comes from ("emails are sent through SES" / "… sent through SES from the worker": one voice)."""
+    old_passive, new_passive = passive_verbs(old_words), passive_verbs(new_words)
+    old_voiced, new_voiced = {old_words[i] for i in old_passive}, {new_words[j] for j in new_passive}
+    return (
+        old_passive | {i for i in _be_participles(old_words) if old_words[i] in new_voiced},
+        new_passive | {j for j in _be_participles(new_words) if new_words[j] in old_voiced},
+    )
+
+
+_AGENTS = frozenset({"by", "from"})
 
 
 def negated_words(words: list[str]) -> set[str]:
@@ -449,7 +468,7 @@ def compare(old: str, new: str) -> Comparison:
     old_words, new_words = _prefix_negations(old_words, new_words), _prefix_negations(new_words, old_words)
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)
-    old_passive, new_passive = passive_verbs(old_words), passive_verbs(new_words)
+    old_passive, new_passive = _voices(old_words, new_words)
     # Content is compared by stem: "Payments call the ledger" and "the ledger calls payments" share every word.
     old_words, new_words = _stems(old_words), _stems(new_words)
     old_content, new_content = content_words(old_words), content_words(new_words)
