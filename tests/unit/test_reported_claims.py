@@ -84,6 +84,8 @@ QUALIFIER_KEPT = [
     ("The deploy would fail without the migration step.", "Without the migration step the deploy fails."),
     ("The search service is a little slow.", "The search service is slow."),  # "a little" is some
     ("The little service on port 9000 proxies uploads.", "The service on port 9000 proxies uploads."),
+    # a size put in another word's place, not left out (that word said elsewhere in the note too)
+    ("The small API has one little worker.", "The small API has one small worker."),
     ("All endpoints except /health require a key.", "All endpoints except /health need a key."),
 ]  # fmt: skip
 

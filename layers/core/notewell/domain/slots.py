@@ -503,7 +503,13 @@ def _qualifier_dropped(old: tuple[str, ...], new_words: tuple[str, ...], new_mod
             continue
         # "used to call" said now is "call" or "calls"; "called" still says it was once
         forms = (qualified, qualified + "s", qualified + "es") if word == "used" else (qualified,)
-        if any(form in new for form in forms):
+        if word == "little":
+            # "little" is a size too: where another word stands in its place ("one little girl" / "one small girl"),
+            # it was that; "little hope" / "hope" leaves it out, what stood before it now before "hope"
+            kept_before = {_be(old[at - 1]) if at else "", *map(_be, old[at + 1 : old.index(qualified, at)])}
+            if any(w in forms and (_be(new_words[j - 1]) if j else "") in kept_before for j, w in enumerate(new_words)):
+                return True
+        elif any(form in new for form in forms):
             return True
     return False
 
@@ -521,6 +527,11 @@ def _exception_dropped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
         return sum(w in EXCEPTING for w in words) + sum(p in _EXCEPTING_PAIRS for p in itertools.pairwise(words))
 
     return excepts(old) > excepts(new)
+
+
+def _be(word: str) -> str:
+    """Any form of "be" as "be" ("may be cached" / "are cached")."""
+    return "be" if word in BE_FORMS else word
 
 
 _BIDDING = frozenset({"please", "always", "just", "now", "first", "then", "also"})
