@@ -67,6 +67,9 @@ TURNED = [
     ("Search latency is high.", "Search latency is low."),
     ("The cache is warm after deploys.", "The cache is cold after deploys."),
     ("We are evaluating Kafka for the event bus.", "We adopted Kafka for the event bus."),  # the next step
+    ("Deploys go to staging first.", "Deploys go to production first."),  # WordNet: both "a show"
+    ("The dev environment uses SQLite.", "The prod environment uses SQLite."),
+    ("The cleanup job runs on weekdays.", "The cleanup job runs on weekends."),
 ]  # fmt: skip
 
 

@@ -37,6 +37,8 @@ _DIGIT = re.compile(r"\d")
 _PAUSE = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
 MIN_ALIAS = 4  # "postgres" is an alias of "postgresql"; "go" is not one of "google"
 
+ENVIRONMENTS = (("dev", "development"), ("staging",), ("production", "prod"), ("sandbox",), ("qa",), ("uat",),
+                ("preprod",))  # fmt: skip
 ANTONYMS = {
     frozenset(pair)
     for pair in [
@@ -59,6 +61,9 @@ ANTONYMS = {
         ("warm", "cold"),
         # a step of a decision or a document is not the next one: "evaluating Kafka" / "adopted Kafka"
         ("evaluate", "adopt"), ("consider", "adopt"), ("draft", "final"), ("draft", "published"),
+        ("weekday", "weekend"), ("weekdays", "weekends"),
+        # one deployment environment is not another ("staging" and "production" share a sense in WordNet: a show)
+        *((a, b) for x, y in itertools.combinations(ENVIRONMENTS, 2) for a in x for b in y),
     ]
 }  # fmt: skip
 # Opposites that stand as parts of a compound only: "client-side" / "server-side" flips as "client" / "server" do,
