@@ -28,6 +28,7 @@ SAID_AGAIN = [
     # the "over" of a choice sets aside what "rather than" does, and no further than its phrase
     ("We chose SQS over Kafka for the job queue.", "For the job queue we picked SQS rather than Kafka."),
     ("The build is rather slow.", "The build is slow."),  # "rather" denies only before "than"
+    ("Except for billing, all services run on ECS.", "All services except billing run on ECS."),
     ("The team wants to keep Redis for sessions.", "The team would rather keep Redis for sessions."),
 ]  # fmt: skip
 NEGATED = [
@@ -45,6 +46,7 @@ NEGATED = [
     ("We no longer use Celery for background jobs.", "We use Celery for background jobs."),
     ("We chose SQS over Kafka for the job queue.", "We chose Kafka over SQS for the job queue."),
     ("We use Kafka rather than SQS for the job queue.", "We use SQS rather than Kafka for the job queue."),
+    ("Use a managed queue instead of a self-hosted broker.", "Use a self-hosted broker instead of a managed queue."),
 ]
 
 

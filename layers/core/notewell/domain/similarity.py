@@ -328,9 +328,11 @@ def _voices(old_words: list[str], new_words: list[str]) -> tuple[frozenset[int],
 _AGENTS = frozenset({"by", "from"})
 
 
-def negated_words(words: list[str]) -> set[str]:
+def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -> set[str]:
     """Content words in the scope of a negation ("we do not use Redis" → {redis}). What a contrast sets aside ends
-    with its phrase: "picked SQS rather than Kafka for the job queue" denies Kafka, not the job queue."""
+    with its phrase: "picked SQS rather than Kafka for the job queue" denies Kafka, not the job queue. After the
+    contrasts in `named_first` only the first content word counts: where both texts set a thing aside with the same
+    word, it is the one named first ("except billing run on ECS" / "except for billing, all services …")."""
     scoped: set[str] = set()
     for index, word in enumerate(words):
         if _negating(words, index):
@@ -340,7 +342,7 @@ def negated_words(words: list[str]) -> set[str]:
             if word in CONTRASTS:
                 reach = _phrase(reach)
             followers = [w for w in reach if w not in STOPWORDS and w not in NEGATIONS]
-            scoped.update(followers[:NEGATION_WINDOW])
+            scoped.update(followers[: 1 if word in named_first else NEGATION_WINDOW])
     return scoped
 
 
@@ -476,7 +478,8 @@ def compare(old: str, new: str) -> Comparison:
     smaller = min(len(old_content), len(new_content)) or 1
     union = len(old_content | new_content) or 1
     old_numbers, new_numbers = numbers(old_words), numbers(new_words)
-    old_negated, new_negated = negated_words(old_words), negated_words(new_words)
+    both_contrast = CONTRASTS & set(old_words) & set(new_words)
+    old_negated, new_negated = negated_words(old_words, both_contrast), negated_words(new_words, both_contrast)
     # The same negations on both sides, said in other places, agree ("never log keys", "keys must never be
     # logged"); contrasts ("instead of", "rather than") are about which side of them a word stands on.
     old_negations, new_negations = _negations(old_words), _negations(new_words)
