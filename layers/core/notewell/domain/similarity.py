@@ -295,6 +295,9 @@ _IRREGULAR_PARTICIPLES = frozenset(
 )  # fmt: skip
 
 
+_AGENTS = frozenset({"by", "from"})
+
+
 def passive_verbs(words: list[str]) -> frozenset[int]:
     """Where `words` (as written, not stemmed) has a verb in the passive voice: a past participle with a form of "be"
     just before it and its agent after ("is called by"; "are standing by the fence" is not one), or where it comes
@@ -323,9 +326,6 @@ def _voices(old_words: list[str], new_words: list[str]) -> tuple[frozenset[int],
         old_passive | {i for i in _be_participles(old_words) if old_words[i] in new_voiced},
         new_passive | {j for j in _be_participles(new_words) if new_words[j] in old_voiced},
     )
-
-
-_AGENTS = frozenset({"by", "from"})
 
 
 def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -> set[str]:
@@ -361,6 +361,7 @@ _PHRASE_ENDS = frozenset({"for", "in", "on", "at", "to", "with", "from", "by", "
 
 
 def _phrase(reach: list[str]) -> list[str]:
+    """`reach` up to the first _PHRASE_ENDS word after a word of substance."""
     for at, word in enumerate(reach):
         if word in _PHRASE_ENDS and any(w not in STOPWORDS and w not in NEGATIONS for w in reach[:at]):
             return reach[:at]

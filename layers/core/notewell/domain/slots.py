@@ -17,7 +17,7 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notewell.domain.similarity import (
     BE_FORMS,
@@ -31,12 +31,16 @@ from notewell.domain.similarity import (
 )
 from notewell.domain.stemming import stem
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 _WORD = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)  # as similarity._TOKEN
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:\n]\s*|^\s*[-*#>]+\s*|\(\s*)$")
 _DIGIT = re.compile(r"\d")
 _PAUSE = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
 MIN_ALIAS = 4  # "postgres" is an alias of "postgresql"; "go" is not one of "google"
 
+# Deployment environments, each with its other names: rivals of each other (below), not of themselves.
 ENVIRONMENTS = (("dev", "development"), ("staging",), ("production", "prod"), ("sandbox",), ("qa",), ("uat",),
                 ("preprod",))  # fmt: skip
 ANTONYMS = {
@@ -114,6 +118,7 @@ UNITS = {
     }.items()
     for form in forms.split()
 }  # fmt: skip
+FREQUENCIES = frozenset({"hourly", "daily", "weekly", "fortnightly", "monthly", "quarterly", "yearly", "annually"})
 
 # Words whose swap leaves a claim as it was ("each" record / "every" record, "via" / "through").
 LIGHT = frozenset(
@@ -247,8 +252,6 @@ _FILE = re.compile(
     r"|conf|env|md|rst|txt|csv|sql|sh|lock|html|css|tf|xml|proto)\b"
 )
 _EXTENSION = re.compile(r"\.[a-z][a-z0-9]{0,4}$", re.IGNORECASE)
-
-
 _URL = re.compile(r"\bhttps?://[^\s<>\"']*[\w/]")
 
 
@@ -413,25 +416,6 @@ def _amount(words: tuple[str, ...], at: int) -> str | None:
     return QUANTIFIERS.get(word)
 
 
-def _measured_otherwise(a: Values, b: Values) -> bool:
-    """A number both texts give is measured in another unit in each ("30 seconds" / "30 minutes, and retries ..."),
-    or how often something happens is another frequency ("weekly" / "daily, after the import finishes")."""
-    old, new = _measures(a), _measures(b)
-    if any(units.isdisjoint(new[n]) for n, units in old.items() if n in new):
-        return True
-    old_often = {UNITS[w] for w in a.words if w in FREQUENCIES}
-    new_often = {UNITS[w] for w in b.words if w in FREQUENCIES}
-    return bool(old_often) and bool(new_often) and old_often.isdisjoint(_units(list(b.words)))
-
-
-def _measures(v: Values) -> dict[str, set[str]]:
-    measured: dict[str, set[str]] = {}
-    for number_word, unit in itertools.pairwise(v.words):
-        if number_word in v.numbers and unit in UNITS:
-            measured.setdefault(number_word, set()).add(UNITS[unit])
-    return measured
-
-
 def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     """A quantifier put in place of one of another group, nothing else of substance with it ("some" / "all")."""
     if QUANTIFIERS.keys().isdisjoint(old) or QUANTIFIERS.keys().isdisjoint(new):
@@ -452,11 +436,27 @@ def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     return False
 
 
-FREQUENCIES = frozenset({"hourly", "daily", "weekly", "fortnightly", "monthly", "quarterly", "yearly", "annually"})
-
-
-def _units(words: list[str]) -> frozenset[str]:
+def _units(words: Iterable[str]) -> frozenset[str]:
     return frozenset(UNITS[w] for w in words if w in UNITS)
+
+
+def _measured_otherwise(a: Values, b: Values) -> bool:
+    """A number both texts give is measured in another unit in each ("30 seconds" / "30 minutes, and retries ..."),
+    or how often something happens is another frequency ("weekly" / "daily, after the import finishes")."""
+    old, new = _measures(a), _measures(b)
+    if any(units.isdisjoint(new[n]) for n, units in old.items() if n in new):
+        return True
+    old_often = {UNITS[w] for w in a.words if w in FREQUENCIES}
+    new_often = {UNITS[w] for w in b.words if w in FREQUENCIES}
+    return bool(old_often) and bool(new_often) and old_often.isdisjoint(_units(b.words))
+
+
+def _measures(v: Values) -> dict[str, set[str]]:
+    measured: dict[str, set[str]] = {}
+    for number_word, unit in itertools.pairwise(v.words):
+        if number_word in v.numbers and unit in UNITS:
+            measured.setdefault(number_word, set()).add(UNITS[unit])
+    return measured
 
 
 def _compound_flipped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
@@ -685,7 +685,7 @@ def _supposed(words: tuple[str, ...], start: int, end: int) -> bool:
 
 WHENEVER = frozenset({"when", "whenever", "once"})
 _PAST_MARKERS = frozenset({"was", "were", "had", "did"})
-_PERFECT_OR_PASSIVE = BE_FORMS | {"has", "have", "is", "are", "be"}
+_PERFECT_OR_PASSIVE = BE_FORMS | {"has", "have"}
 
 
 def _past(words: tuple[str, ...]) -> bool:
