@@ -67,6 +67,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The cache is warm after deploys.", "The cache is cold after deploys."),
         ("We are evaluating Kafka for the event bus.", "We adopted Kafka for the event bus."),
         ("Deploys go to staging first.", "Deploys go to production first."),
+        ("The auth service is upstream of the gateway.", "The auth service is downstream of the gateway."),
         ("All endpoints require authentication except /health.", "All endpoints require authentication."),
         ("There is little evidence that the leak comes from the pool.",
          "There is evidence that the leak comes from the pool."),

@@ -70,6 +70,9 @@ TURNED = [
     ("Deploys go to staging first.", "Deploys go to production first."),  # WordNet: both "a show"
     ("The dev environment uses SQLite.", "The prod environment uses SQLite."),
     ("The cleanup job runs on weekdays.", "The cleanup job runs on weekends."),
+    ("The auth service is upstream of the gateway.", "The auth service is downstream of the gateway."),
+    ("Alerts fire when latency is above 500 ms.", "Alerts fire when latency is below 500 ms."),
+    ("IPs on the allowlist can reach the admin API.", "IPs on the blocklist can reach the admin API."),
 ]  # fmt: skip
 
 

@@ -65,7 +65,8 @@ ANTONYMS = {
         ("warm", "cold"),
         # a step of a decision or a document is not the next one: "evaluating Kafka" / "adopted Kafka"
         ("evaluate", "adopt"), ("consider", "adopt"), ("draft", "final"), ("draft", "published"),
-        ("weekday", "weekend"), ("weekdays", "weekends"),
+        ("weekday", "weekend"), ("weekdays", "weekends"), ("upstream", "downstream"), ("above", "below"),
+        ("over", "under"), ("inside", "outside"), ("allowlist", "blocklist"), ("whitelist", "blacklist"),
         # one deployment environment is not another ("staging" and "production" share a sense in WordNet: a show)
         *((a, b) for x, y in itertools.combinations(ENVIRONMENTS, 2) for a in x for b in y),
     ]
