@@ -289,6 +289,13 @@ def test_a_claim_said_again_otherwise_is_a_duplicate(services: Services, me: Pri
     assert remember(services, me, new) is RememberStatus.DUPLICATE
 
 
+def test_a_preference_said_otherwise_is_no_conflict(services: Services, me: Principal) -> None:
+    """It was a conflict with the model: "wants to" and "would rather" were weighed as two values (0.33)."""
+    assert remember(services, me, "The team wants to keep Redis for sessions.") is RememberStatus.CREATED
+    assert remember(services, me, "The team would rather keep Redis for sessions.") is not RememberStatus.CONFLICT
+    assert remember(services, me, "The team wants to drop Redis for sessions.") is RememberStatus.CONFLICT
+
+
 def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:
     """It was a duplicate (nine words of ten the same): the detail was dropped and the agent told it was known."""
     old = "The deploy pipeline runs the integration tests on every merge to main."

@@ -30,6 +30,7 @@ SAID_AGAIN = [
     ("The build is rather slow.", "The build is slow."),  # "rather" denies only before "than"
     ("Except for billing, all services run on ECS.", "All services except billing run on ECS."),
     ("The team wants to keep Redis for sessions.", "The team would rather keep Redis for sessions."),
+    ("The team wants to keep Redis for sessions.", "The team would like to keep Redis for sessions."),
 ]  # fmt: skip
 NEGATED = [
     ("They are willing to pay for support.", "They are unwilling to pay for support."),

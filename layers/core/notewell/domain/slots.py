@@ -733,6 +733,11 @@ CONNECTIVES = STOPWORDS | {
 MAX_REPLACED_WORDS = 3
 # Ways to say something is no longer done: "we no longer use Celery" / "we stopped using Celery".
 CEASING = frozenset({("no", "longer"), ("not", "any", "longer"), ("stopped",), ("stop",), ("stops",), ("ceased",)})
+# Ways to say what someone would have: "the team wants to keep Redis" / "the team would rather keep Redis".
+PREFERRING = frozenset({
+    ("want", "to"), ("wants", "to"), ("would", "rather"), ("would", "like", "to"), ("prefer", "to"),
+    ("prefers", "to"), ("would", "prefer", "to"),
+})  # fmt: skip
 # Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
 FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
 MAX_NAMES = 3  # names weighed on each side, at most
@@ -754,6 +759,7 @@ def _replacements(
         # "unwilling" / "not willing", the comparison reads them as one denial; "an open" / "not … a closed"
         if (
             denied_alike(gone, came) or (gone in CEASING and came in CEASING)
+            or (gone in PREFERRING and came in PREFERRING)
             or any((stem(g), stem(c)) in said_otherwise for g in gone for c in came)
         ):  # fmt: skip
             said_alike = True
