@@ -731,13 +731,14 @@ CONNECTIVES = STOPWORDS | {
     "consequently", "additionally", "similarly", "likewise", "overall", "currently", "previously", "initially",
 }  # fmt: skip
 MAX_REPLACED_WORDS = 3
-# Ways to say something is no longer done: "we no longer use Celery" / "we stopped using Celery".
+# Phrases that say the same put for each other: that something is no longer done ("we no longer use Celery" / "we
+# stopped using Celery"), and what someone would have ("wants to keep Redis" / "would rather keep Redis").
 CEASING = frozenset({("no", "longer"), ("not", "any", "longer"), ("stopped",), ("stop",), ("stops",), ("ceased",)})
-# Ways to say what someone would have: "the team wants to keep Redis" / "the team would rather keep Redis".
 PREFERRING = frozenset({
     ("want", "to"), ("wants", "to"), ("would", "rather"), ("would", "like", "to"), ("prefer", "to"),
     ("prefers", "to"), ("would", "prefer", "to"),
 })  # fmt: skip
+INTERCHANGEABLE = (CEASING, PREFERRING)
 # Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
 FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
 MAX_NAMES = 3  # names weighed on each side, at most
@@ -758,8 +759,7 @@ def _replacements(
         gone, came = old[i1:i2], new[j1:j2]
         # "unwilling" / "not willing", the comparison reads them as one denial; "an open" / "not … a closed"
         if (
-            denied_alike(gone, came) or (gone in CEASING and came in CEASING)
-            or (gone in PREFERRING and came in PREFERRING)
+            denied_alike(gone, came) or any(gone in phrases and came in phrases for phrases in INTERCHANGEABLE)
             or any((stem(g), stem(c)) in said_otherwise for g in gone for c in came)
         ):  # fmt: skip
             said_alike = True
