@@ -75,6 +75,14 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Some endpoints are cached.", "All endpoints are cached."),
         ("The config lives in src/config/settings.py.", "The config lives in src/settings.py."),
         ("The health check is served at /health.", "The health check is served at /healthz."),
+        # a hedge or "former" put in, an act not done, a denial typed without its apostrophe, how often
+        ("The nightly export job crashed.", "The nightly export job almost crashed."),
+        ("Alice is the team lead.", "Alice is the former team lead."),
+        ("The deploy updated the config.", "The deploy failed to update the config."),
+        ("The login bug has yet to be fixed.", "The login bug has been fixed."),
+        ("we had time to run the load test", "we didnt have time to run the load test"),
+        ("Staging and production share the same database.", "Staging and production share different databases."),
+        ("Backups always run before a deploy.", "Backups sometimes run before a deploy."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

@@ -73,6 +73,11 @@ TURNED = [
     ("The auth service is upstream of the gateway.", "The auth service is downstream of the gateway."),
     ("Alerts fire when latency is above 500 ms.", "Alerts fire when latency is below 500 ms."),
     ("IPs on the allowlist can reach the admin API.", "IPs on the blocklist can reach the admin API."),
+    ("Staging and production share the same database.", "Staging and production share different databases."),
+    ("Backups always run before a deploy.", "Backups sometimes run before a deploy."),
+    ("The freeze starts on Friday.", "The freeze ends on Friday."),
+    ("The incident review confirmed the root cause.", "The incident review denied the root cause."),
+    ("The benchmark uses actual customer queries.", "The benchmark uses fictional customer queries."),
 ]  # fmt: skip
 
 

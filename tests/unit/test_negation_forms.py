@@ -31,6 +31,14 @@ SAID_AGAIN = [
     ("Except for billing, all services run on ECS.", "All services except billing run on ECS."),
     ("The team wants to keep Redis for sessions.", "The team would rather keep Redis for sessions."),
     ("The team wants to keep Redis for sessions.", "The team would like to keep Redis for sessions."),
+    # an act not done said with a verb of its own, and a contraction typed without its apostrophe
+    ("The deploy failed to update the config.", "The deploy did not update the config."),
+    ("The vendor refused to sign the DPA.", "The vendor did not sign the DPA."),
+    ("The login bug has yet to be fixed.", "The login bug has not been fixed yet."),
+    ("the nightly job doesnt retry", "The nightly job doesn't retry."),
+    # "or not" at the end denies nothing: "whether … or not" is "whether or not …"
+    ("Tests run on every PR, whether they change code or not.",
+     "Tests run on every PR whether or not they change code."),
 ]  # fmt: skip
 NEGATED = [
     ("They are willing to pay for support.", "They are unwilling to pay for support."),
@@ -48,6 +56,12 @@ NEGATED = [
     ("We chose SQS over Kafka for the job queue.", "We chose Kafka over SQS for the job queue."),
     ("We use Kafka rather than SQS for the job queue.", "We use SQS rather than Kafka for the job queue."),
     ("Use a managed queue instead of a self-hosted broker.", "Use a self-hosted broker instead of a managed queue."),
+    ("the nightly job isnt running", "the nightly job is running"),  # typed without the apostrophe
+    ("i dont know what broke the build", "i know what broke the build"),
+    ("The deploy failed to update the config.", "The deploy updated the config."),
+    ("The vendor refused to sign the DPA.", "The vendor signed the DPA."),
+    ("The login bug has yet to be fixed.", "The login bug has been fixed."),
+    ("Should the worker retry on a 404? Certainly not.", "Should the worker retry on a 404? Certainly."),  # at the end
 ]
 
 
@@ -67,3 +81,4 @@ def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
     assert judge(*SAID_AGAIN[2])[0] is Verdict.DUPLICATE
     assert judge("We don't log tokens.", "We don\u2019t log tokens.")[0] is Verdict.DUPLICATE
     assert judge("We don\u2019t log tokens.", "We don?t log tokens.")[0] is Verdict.DUPLICATE  # an encoding lost it
+    assert judge("We dont log tokens.", "We don't log tokens.")[0] is Verdict.DUPLICATE  # typed without it

@@ -111,6 +111,32 @@ def test_dropping_a_hedge_or_an_intent_changes_the_claim(old: str, new: str) -> 
     assert verdict is Verdict.CONFLICT
 
 
+# The other way: the note's claim with a hedge, an intent or "former" put in is another claim ("Alice is the team
+# lead" / "Alice is the former team lead"), not the same one said with a word more. Exceptions aside: one put in
+# narrows the claim, and is a detail.
+QUALIFIER_PUT_IN = [(new, old) for old, new in QUALIFIER_DROPPED if not {"except", "other", "apart"} & set(old.split())]
+# A word that stresses or narrows a claim more than it changes it ("only three options", "at least 15").
+STRESSED = [
+    ("There are three deploy targets.", "There are only three deploy targets."),
+    ("The import created 15 tables.", "The import created at least 15 tables."),
+    ("A burden, real or metaphorical.", "A burden, either real or metaphorical."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), QUALIFIER_PUT_IN)
+def test_putting_in_a_hedge_or_an_intent_changes_the_claim(old: str, new: str) -> None:
+    assert changed_slots(old, new).qualifier_dropped
+    verdict, _ = judge(old, new)
+    assert verdict is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(("old", "new"), STRESSED)
+def test_a_word_put_in_for_stress_keeps_the_claim(old: str, new: str) -> None:
+    assert not changed_slots(old, new).qualifier_dropped
+    verdict, _ = judge(old, new)
+    assert verdict is not Verdict.CONFLICT
+
+
 @pytest.mark.parametrize(("old", "new"), QUALIFIER_KEPT)
 def test_a_qualifier_said_again_or_said_otherwise_is_not_dropped(old: str, new: str) -> None:
     assert not changed_slots(old, new).qualifier_dropped

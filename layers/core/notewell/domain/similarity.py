@@ -174,6 +174,24 @@ def straight(text: str) -> str:
     return _LOST_APOSTROPHE.sub("'", text) if "?" in text else text
 
 
+# A contraction typed without its apostrophe is that contraction ("dont", "isnt", "cant" in chat and call notes).
+_BARE_NOT = re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|must|need|ai|ca|wo)nt\b", re.I)
+# Verbs that say an act was not done ("failed to update", "refused to sign", "has yet to ship"): each denies the
+# act as "not" does, and is read with one, so "failed to update" and "did not update" deny alike.
+_NOT_DONE = re.compile(
+    r"\b(fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|neglect(?:s|ed|ing)?|forg(?:et|ets|ot|etting)"
+    r"|pretend(?:s|ed|ing)?|(?:has|have|had|is|are|was|were|am)\s+yet),?\s+to\b",
+    re.IGNORECASE,
+)
+
+
+def plain(text: str) -> str:
+    """`text` as straight() writes it, with each denial said with "not": a contraction's lost apostrophe restored
+    ("dont" -> "don't") and "not" read after a verb of an act not done ("failed to" -> "failed not to")."""
+    text = _BARE_NOT.sub(r"\1n't", straight(text))
+    return _NOT_DONE.sub(r"\1 not to", text)
+
+
 def tokens(text: str) -> list[str]:
     return list(_read(text))
 
@@ -182,7 +200,7 @@ def tokens(text: str) -> list[str]:
 # long note read into tokens weighs hundreds of kB.
 @functools.lru_cache(maxsize=16)
 def _read(text: str) -> tuple[str, ...]:
-    text = _NUMERO.sub("number ", straight(text))
+    text = _NUMERO.sub("number ", plain(text))
     if _ANSWER_HINT.search(text):
         text = _ANSWER.sub(r"\1", text)
     if "against" in text.casefold():
@@ -342,6 +360,10 @@ def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -
             if word in CONTRASTS:
                 reach = _phrase(reach)
             followers = [w for w in reach if w not in STOPWORDS and w not in NEGATIONS]
+            if not reach and word in ("not", "no") and index and words[index - 1] != "or":
+                # the last word: "of course not", "I hope not" deny what came before ("whether … or not" does not;
+                # "we wouldn't" denies a verb it leaves unsaid)
+                followers = [w for w in words[:index] if w not in STOPWORDS and w not in NEGATIONS][::-1]
             scoped.update(followers[: 1 if word in named_first else NEGATION_WINDOW])
     return scoped
 

@@ -27,7 +27,7 @@ from notewell.domain.similarity import (
     denied_alike,
     negated_words,
     number,
-    straight,
+    plain,
 )
 from notewell.domain.stemming import stem
 
@@ -67,6 +67,12 @@ ANTONYMS = {
         ("evaluate", "adopt"), ("consider", "adopt"), ("draft", "final"), ("draft", "published"),
         ("weekday", "weekend"), ("weekdays", "weekends"), ("upstream", "downstream"), ("above", "below"),
         ("over", "under"), ("inside", "outside"), ("allowlist", "blocklist"), ("whitelist", "blacklist"),
+        ("same", "different"), ("beginning", "end"), ("start", "end"), ("start", "finish"), ("first", "final"),
+        ("beginning", "final"), ("assert", "deny"), ("confirm", "deny"), ("affirm", "deny"), ("actual", "fictional"),
+        ("real", "fictional"), ("real", "fake"), ("fact", "fiction"),
+        # how often: "always" is not "sometimes", "never" is not "often"
+        *(("always", w) for w in ("sometimes", "occasionally", "rarely", "seldom", "usually", "often")),
+        *(("never", w) for w in ("sometimes", "occasionally", "usually", "often")),
         # one deployment environment is not another ("staging" and "production" share a sense in WordNet: a show)
         *((a, b) for x, y in itertools.combinations(ENVIRONMENTS, 2) for a in x for b in y),
     ]
@@ -159,6 +165,12 @@ QUALIFIERS = frozenset(
 )  # fmt: skip
 
 
+# Qualifiers that stress or narrow a claim more than they change it, put in: "only three options" / "three
+# options", "at least 15" / "15", "either real or metaphorical" / "real or metaphorical". Left out they still count
+# ("far from perfect" -> "perfect").
+STRESSING = frozenset({"only", "more", "less", "most", "least", "either", "far", "beyond", "above"})
+
+
 @dataclass(frozen=True, slots=True)
 class Values:
     names: frozenset[str]  # casefolded
@@ -212,7 +224,7 @@ def _long_values(text: str) -> Values:
 
 
 def _read_values(text: str) -> Values:
-    text = amounts(straight(text))
+    text = amounts(plain(text))
     names: set[str] = set()
     numbers: set[str] = set()
     words: list[str] = []
@@ -267,7 +279,7 @@ def _paths(text: str) -> frozenset[str]:
 
 def words(text: str) -> frozenset[str]:
     """The distinct words and numbers of `text`, casefolded (numbers as `values` normalises them)."""
-    return frozenset(number(w) if _DIGIT.search(w) else w.casefold() for w in _WORD.findall(amounts(straight(text))))
+    return frozenset(number(w) if _DIGIT.search(w) else w.casefold() for w in _WORD.findall(amounts(plain(text))))
 
 
 def aliases(a: str, b: str) -> bool:
@@ -377,6 +389,11 @@ def changed_slots(old: str, new: str) -> SlotChange:
     shortened = not any(w not in FUNCTION_WORDS and stem(w) in new_only for w in b.words)
     new_modals = set(b.words) & ALL_MODALS - b.names
     dropped = shortened and (_qualifier_dropped(a.words, b.words, new_modals) or _exception_dropped(a.words, b.words))
+    # and the other way: the old claim with a qualifier put in ("crashed" / "almost crashed", "the owner" / "the
+    # former owner") is another claim, not the same one with a word more
+    lengthened = not any(w not in FUNCTION_WORDS and stem(w) in old_only for w in a.words)
+    old_modals = set(a.words) & ALL_MODALS - a.names
+    qualified = lengthened and _qualifier_dropped(b.words, a.words, old_modals, STRESSING)
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=(bool(old_numbers_gone) and bool(new_numbers_added))
@@ -389,7 +406,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
             *((g, c) for g in sorted(old_names_gone)[:MAX_NAMES] for c in sorted(new_names_added)[:MAX_NAMES]),
             *capital_swaps[:MAX_NAMES],
         ),
-        qualifier_dropped=dropped,
+        qualifier_dropped=dropped or qualified,
         cut_rejoined=_cut_rejoined(a.words, b.words, a.paused),
         unasserted=_unasserted(old, b.words) or _unasserted(new, a.words) or _asks(old) != _asks(new),
         negated_opposite=bool(said_otherwise),
@@ -481,14 +498,17 @@ def _denials(words: tuple[str, ...]) -> int:
     return sum(w in PLAIN_NEGATIONS or w.endswith("n't") for w in words)
 
 
-def _qualifier_dropped(old: tuple[str, ...], new_words: tuple[str, ...], new_modals: set[str]) -> bool:
+def _qualifier_dropped(
+    old: tuple[str, ...], new_words: tuple[str, ...], new_modals: set[str], unless: frozenset[str] = frozenset()
+) -> bool:
     """A qualifier of `old` missing from `new_words` while the word it qualified stays ("far from perfect" ->
     "perfect"). One dropped with what it qualified ("perhaps in a metaphorical sense", "become less intense") leaves
-    the rest of the claim as it was. `new_modals`: the modal verbs of the new text ("May" the month is none)."""
+    the rest of the claim as it was. `new_modals`: the modal verbs of the new text ("May" the month is none);
+    `unless`: qualifiers that do not count."""
     new = set(new_words)
     new_stems: set[str] | None = None
     for at, word in enumerate(old):
-        if word in new or not _qualifies(old, at):
+        if word in new or word in unless or not _qualifies(old, at):
             continue
         qualified = next((w for w in old[at + 1 :] if w not in STOPWORDS), None)
         if qualified is None:
@@ -570,6 +590,8 @@ def _qualifies(words: tuple[str, ...], at: int) -> bool:
         return before not in _DETERMINERS
     if word == "used":
         return words[at + 1 : at + 2] == ("to",) and before not in BE_FORMS  # "is used to call …": a purpose
+    if word == "too":  # "too small to hold the index"; "Redis too, and …" is "also"
+        return words[at + 1 : at + 2] != () and words[at + 1] not in STOPWORDS
     return word in QUALIFIERS
 
 
