@@ -83,6 +83,9 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("we had time to run the load test", "we didnt have time to run the load test"),
         ("Staging and production share the same database.", "Staging and production share different databases."),
         ("Backups always run before a deploy.", "Backups sometimes run before a deploy."),
+        ("The migration to Aurora is done.", "The migration to Aurora is half done."),
+        ("We are waiting on the vendor for the API key.", "We received the API key from the vendor."),
+        ("The manager knew the engineer broke the build.", "The manager broke the build."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

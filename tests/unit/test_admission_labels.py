@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from notewell.domain.admission import Verdict, derive_title, judge, weighing_matters
+from notewell.domain.slots import changed_slots
 from tests.unit.admission_labels import COSINE, LABELLED, PHRASE_COSINE, replacements_of_pair
 
 CONTRADICTIONS = ("reversal", "negation", "changed_number", "swapped_value")
@@ -199,6 +200,11 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
     # a clause dropped whole, even one that holds a contrast
     clause = "The API, built in 2023 but rewritten since, runs on ECS."
     assert judge(clause, "The API runs on ECS.", 0.9)[0] is Verdict.DUPLICATE
+    # a relative clause dropped whole, and a clause the note vouches for said alone, keep their subjects
+    assert judge("The engineer who wrote the parser left the team.", "The engineer left the team.", 0.9)[0] is (
+        Verdict.DUPLICATE
+    )
+    assert not changed_slots("The manager knew the engineer broke the build.", "The engineer broke the build.").changed
     # what was decided is what is done: the "to" of "decided to" hands its verb to no other phrase
     decided = "We decided to keep Redis for sessions."
     assert judge(decided, "We keep Redis for sessions.", 0.9)[0] is Verdict.DUPLICATE
@@ -215,6 +221,11 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
         # a cut from inside one clause to inside the one set against it joins halves that say the opposite
         ("The API service is fast but the database is slow.", "The API service is slow."),
         ("The staging cluster runs Kubernetes, while production runs on ECS.", "The staging cluster runs on ECS."),
+        # a clause's subject cut away with the verb or the noun it hung on: its verb now tells of another subject
+        ("The manager knew the engineer broke the build.", "The manager broke the build."),
+        ("Alice thinks the intern deleted the bucket.", "Alice deleted the bucket."),
+        ("The lawyer who the client called approved the contract.", "The client approved the contract."),
+        ("The service which the team owns handles billing.", "The team handles billing."),
     ],
 )  # fmt: skip
 def test_a_cut_that_hands_what_follows_to_another_word_is_not_absorbed(

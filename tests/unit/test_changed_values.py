@@ -78,6 +78,11 @@ TURNED = [
     ("The freeze starts on Friday.", "The freeze ends on Friday."),
     ("The incident review confirmed the root cause.", "The incident review denied the root cause."),
     ("The benchmark uses actual customer queries.", "The benchmark uses fictional customer queries."),
+    ("The pool keeps at least 5 connections open.", "The pool keeps at most 5 connections open."),
+    # a status and the next one
+    ("We are waiting on the vendor for the API key.", "We received the API key from the vendor."),
+    ("The PR for the schema change is pending.", "The PR for the schema change is merged."),
+    ("The canary rollout is paused at 50%.", "The canary rollout is resumed at 50%."),
 ]  # fmt: skip
 
 

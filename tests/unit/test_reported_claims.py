@@ -65,6 +65,7 @@ QUALIFIER_DROPPED = [
     ("The proposed schema adds a tenant column.", "The schema adds a tenant column."),
     ("Ideally the nightly job finishes within an hour.", "The nightly job finishes within an hour."),
     ("There is little evidence of a leak in the pool.", "There is evidence of a leak in the pool."),
+    ("The migration to Aurora is half done.", "The migration to Aurora is done."),
     # an exception dropped: the claim now covers what it left out
     ("All endpoints require authentication except /health.", "All endpoints require authentication."),
     ("Every service other than billing runs on ECS.", "Every service runs on ECS."),

@@ -69,7 +69,11 @@ ANTONYMS = {
         ("over", "under"), ("inside", "outside"), ("allowlist", "blocklist"), ("whitelist", "blacklist"),
         ("same", "different"), ("beginning", "end"), ("start", "end"), ("start", "finish"), ("first", "final"),
         ("beginning", "final"), ("assert", "deny"), ("confirm", "deny"), ("affirm", "deny"), ("actual", "fictional"),
-        ("real", "fictional"), ("real", "fake"), ("fact", "fiction"),
+        ("real", "fictional"), ("real", "fake"), ("fact", "fiction"), ("least", "most"), ("more", "fewer"),
+        # a status and the one it moves on to: "waiting on the vendor for the key" / "received the key"
+        ("wait", "receive"), ("waiting", "received"), ("pending", "approved"), ("pending", "done"),
+        ("pending", "complete"), ("pending", "merged"), ("pause", "resume"), ("paused", "resumed"),
+        ("ongoing", "resolved"), ("healthy", "degraded"), ("keep", "remove"),
         # how often: "always" is not "sometimes", "never" is not "often"
         *(("always", w) for w in ("sometimes", "occasionally", "rarely", "seldom", "usually", "often")),
         *(("never", w) for w in ("sometimes", "occasionally", "usually", "often")),
@@ -154,9 +158,9 @@ INTENTS = frozenset(
 # Words that bound or hedge a claim: dropped from an otherwise repeated sentence they leave another claim ("far from
 # perfect" -> "perfect", "may be cached" -> "is cached", "mostly idle" -> "idle").
 QUALIFIERS = frozenset(
-    {"far", "beyond", "above", "more", "less", "most", "least", "almost", "nearly", "partly", "partially",
-     "somewhat", "mostly", "largely", "either", "only", "rarely", "seldom", "sometimes", "occasionally", "usually",
-     "often", "possibly", "probably", "perhaps", "maybe", "likely", "unlikely", "allegedly", "supposedly",
+    {"far", "beyond", "above", "more", "less", "most", "least", "almost", "nearly", "partly", "partially", "half",
+     "halfway", "somewhat", "mostly", "largely", "either", "only", "rarely", "seldom", "sometimes", "occasionally",
+     "usually", "often", "possibly", "probably", "perhaps", "maybe", "likely", "unlikely", "allegedly", "supposedly",
      "apparently", "ideally", "hopefully", "theoretically", "may", "might", *MODALS,
      # what a thing was, or is only planned or said to be: "the former team lead", "the proposed schema", "a fake
      # alarm" is not the team lead, the schema or an alarm
@@ -615,10 +619,44 @@ def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...], paused: frozenset[
         return False
     cuts = [op for op in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes() if op[0] != "equal"]
     return all(tag == "delete" for tag, *_ in cuts) and any(
-        i1 > 0
-        and i2 - i1 >= 2
-        and (_governs(old[i1:i2]) and _takes_content(old[i2:]) or (i1 not in paused and _bridges(old[i1:i2])))
+        i2 - i1 >= 2
+        and (
+            i1 > 0
+            and (_governs(old[i1:i2]) and _takes_content(old[i2:]) or (i1 not in paused and _bridges(old[i1:i2])))
+            or _subject_cut(old, i1, i2)
+        )
         for _, i1, i2, _, _ in cuts
+    )
+
+
+# Verbs that take a clause and vouch for it ("knew the engineer broke the build"); REPORTING has those that do not.
+VOUCHING = frozenset({
+    stem(w)
+    for w in ("know", "knew", "known", "see", "saw", "seen", "hear", "heard", "notice", "find", "found", "learn",
+              "learned", "learnt", "realize", "realise", "show", "shown", "confirm", "report", "discover", "understand",
+              "understood", "remember", "prove", "proven", "reveal", "feel", "felt", "mention", "note", "explain",
+              "announce", "admit", "verify")
+})  # fmt: skip
+RELATIVE_PRONOUNS = frozenset({"who", "whom", "which"})
+
+
+def _subject_cut(old: tuple[str, ...], i1: int, i2: int) -> bool:
+    """Whether the cut old[i1:i2] takes a clause's subject away and gives its verb another: a verb that takes a
+    clause cut with the clause's subject ("the manager [knew the engineer] broke the build" -> "the manager broke
+    the build"), or a noun cut with the relative pronoun after it ("the [lawyer who] the client called approved
+    …" -> "the client … approved …"). A cut that opens on the pronoun drops a relative clause whole."""
+    cut = old[i1:i2]
+    if cut[-1] in _ARTICLES:  # "the [lawyer who the] client": cut either side of "the"
+        cut = cut[:-1]
+    if cut[-1] in RELATIVE_PRONOUNS:
+        return any(w not in STOPWORDS for w in cut[:-1])
+    return (
+        i1 > 0
+        and (stem(cut[0]) in VOUCHING or stem(cut[0]) in REPORTING)
+        and any(w not in STOPWORDS for w in cut[1:])
+        and i2 < len(old)
+        and old[i2] not in STOPWORDS
+        and any(w not in STOPWORDS for w in old[:i1])
     )
 
 
