@@ -86,6 +86,10 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The migration to Aurora is done.", "The migration to Aurora is half done."),
         ("We are waiting on the vendor for the API key.", "We received the API key from the vendor."),
         ("The manager knew the engineer broke the build.", "The manager broke the build."),
+        ("The deploy was anything but smooth.", "The deploy was smooth."),
+        ("The team is against adopting GraphQL.", "The team is adopting GraphQL."),
+        ("We deploy to all but one region.", "We deploy to one region."),
+        ("The lack of integration tests slows down reviews.", "Integration tests slow down reviews."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(
@@ -242,6 +246,7 @@ def test_a_restatement_keeps_the_vector_remember_computed_for_it(store: Store, c
         ("When the queue is full, new requests are rejected.", "New requests are rejected."),
         ("New requests are rejected when the queue is full.", "New requests are rejected."),
         ("There is little evidence that the leak comes from the pool.", "The leak comes from the pool."),
+        ("It seems the leak comes from the connection pool.", "The leak comes from the connection pool."),
     ],
 )
 def test_a_claim_the_note_only_supposed_is_stored_when_stated_outright(

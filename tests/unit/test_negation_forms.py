@@ -36,6 +36,7 @@ SAID_AGAIN = [
     ("The vendor refused to sign the DPA.", "The vendor did not sign the DPA."),
     ("The login bug has yet to be fixed.", "The login bug has not been fixed yet."),
     ("the nightly job doesnt retry", "The nightly job doesn't retry."),
+    ("The logs contain nothing but noise.", "The logs contain only noise."),  # "nothing but" is "only"
     # "or not" at the end denies nothing: "whether … or not" is "whether or not …"
     ("Tests run on every PR, whether they change code or not.",
      "Tests run on every PR whether or not they change code."),
@@ -62,6 +63,8 @@ NEGATED = [
     ("The vendor refused to sign the DPA.", "The vendor signed the DPA."),
     ("The login bug has yet to be fixed.", "The login bug has been fixed."),
     ("Should the worker retry on a 404? Certainly not.", "Should the worker retry on a 404? Certainly."),  # at the end
+    ("The deploy was anything but smooth.", "The deploy was smooth."),
+    ("The team is against adopting GraphQL.", "The team is adopting GraphQL."),  # "against" after "be"
 ]
 
 

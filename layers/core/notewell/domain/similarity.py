@@ -62,10 +62,12 @@ STOPWORDS = frozenset(
     }
 )  # fmt: skip
 # "Against" is a preposition ("tests run against SQLite", "sanctions against Iran"); it denies what follows only
-# after a verb of choosing ("we decided against Kafka"), where it is read as "not".
+# after a verb of choosing ("we decided against Kafka") or "be" ("the team is against adopting GraphQL"), where it
+# is read as "not".
 _CHOSE_AGAINST = re.compile(
     r"\b(decide[sd]?|deciding|vote[sd]?|voting|argue[sd]?|arguing|advise[sd]?|advising|recommend(?:s|ed|ing)?"
-    r"|rule[sd]?|ruling|cho(?:se|ose|oses|osing)|warn(?:s|ed|ing)?|opt(?:s|ed|ing)?|lean(?:s|ed|ing)?)\s+against\b",
+    r"|rule[sd]?|ruling|cho(?:se|ose|oses|osing)|warn(?:s|ed|ing)?|opt(?:s|ed|ing)?|lean(?:s|ed|ing)?"
+    r"|is|are|am|was|were)\s+against\b",
     re.IGNORECASE,
 )
 
@@ -185,11 +187,23 @@ _NOT_DONE = re.compile(
 )
 
 
+# "was anything but smooth" is "was not smooth" ("for anything but small boats" is "except"); "nothing but noise"
+# is "only noise", no denial.
+_BUT = re.compile(r"(?:\b(?:is|are|was|were|be|been|am)\s+)?\b(anything|nothing)\s+but\b", re.IGNORECASE)
+
+
+def _but(match: re.Match[str]) -> str:
+    if match.group(1).casefold() == "nothing":
+        return match.group()[: match.start(1) - match.start()] + "only"
+    return match.group()[: match.start(1) - match.start()] + "not" if match.start(1) > match.start() else match.group()
+
+
 def plain(text: str) -> str:
     """`text` as straight() writes it, with each denial said with "not": a contraction's lost apostrophe restored
-    ("dont" -> "don't") and "not" read after a verb of an act not done ("failed to" -> "failed not to")."""
-    text = _BARE_NOT.sub(r"\1n't", straight(text))
-    return _NOT_DONE.sub(r"\1 not to", text)
+    ("dont" -> "don't"), "not" read after a verb of an act not done ("failed to" -> "failed not to") and for
+    "anything but"."""
+    text = _NOT_DONE.sub(r"\1 not to", _BARE_NOT.sub(r"\1n't", straight(text)))
+    return _BUT.sub(_but, text) if " but" in text else text
 
 
 def tokens(text: str) -> list[str]:

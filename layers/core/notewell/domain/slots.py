@@ -165,7 +165,10 @@ QUALIFIERS = frozenset(
      # what a thing was, or is only planned or said to be: "the former team lead", "the proposed schema", "a fake
      # alarm" is not the team lead, the schema or an alarm
      "former", "previous", "ex", "erstwhile", "proposed", "planned", "draft", "tentative", "potential",
-     "hypothetical", "fake", "alleged", "mock", "would-be", "so-called"}
+     "hypothetical", "fake", "alleged", "mock", "would-be", "so-called", "false", "counterfeit", "imitation",
+     "imaginary", "pseudo", "faux",
+     # what is missing: "the lack of tests slows reviews" does not say tests slow them
+     "lack", "absence", "shortage"}
 )  # fmt: skip
 
 
@@ -547,7 +550,10 @@ def _qualifier_dropped(
 # Words that take an exception out of a claim: "every endpoint except /health requires a key" / "every endpoint
 # requires a key" says more than the note did.
 EXCEPTING = frozenset({"except", "excepting", "excluding"})
-_EXCEPTING_PAIRS = frozenset({("other", "than"), ("apart", "from"), ("aside", "from")})
+# "all but one region", and "all but finished" (almost)
+_EXCEPTING_PAIRS = frozenset({
+    ("other", "than"), ("apart", "from"), ("aside", "from"), ("anything", "but"), ("everything", "but"), ("all", "but")
+})  # fmt: skip
 
 
 def _exception_dropped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
@@ -594,7 +600,7 @@ def _qualifies(words: tuple[str, ...], at: int) -> bool:
         return before not in _DETERMINERS
     if word == "used":
         return words[at + 1 : at + 2] == ("to",) and before not in BE_FORMS  # "is used to call …": a purpose
-    if word == "too":  # "too small to hold the index"; "Redis too, and …" is "also"
+    if word in ("too", "false"):  # "too small to hold", "a false positive"; "Redis too, and …", "false that …"
         return words[at + 1 : at + 2] != () and words[at + 1] not in STOPWORDS
     return word in QUALIFIERS
 
@@ -693,6 +699,7 @@ REPORTING = frozenset(
         "say", "says", "said", "claim", "argue", "think", "thought", "believe", "suggest", "hope", "wish", "doubt",
         "suppose", "assume", "guess", "fear", "figure", "expect", "imagine", "pretend", "insist", "predict",
         "propose", "wonder", "allege", "reckon", "suspect", "speculate", "deny", "rumour", "rumor", "worry", "ask",
+        "seem", "appear",  # "it seems the leak comes from the pool" hedges it
         # and nouns and adjectives that say a claim is only held, or false: "the myth that", "it is false that"
         "myth", "misconception", "notion", "belief", "assumption", "false", "untrue",
     )
