@@ -80,6 +80,13 @@ def test_a_claim_negated_by_a_prefix_or_an_opposite_is_a_conflict(old: str, new:
     assert judge(new, old)[0] is Verdict.CONFLICT
 
 
+def test_a_denial_ending_a_sentence_added_denies_only_its_own_word() -> None:
+    """A "Probably not." ending the text denies the word before it, not the note's claim before that."""
+    old = "We use Redis for sessions."
+    assert judge(old, "We use Redis for sessions. Memcached? Probably not.")[0] is Verdict.RESTATEMENT
+    assert judge("Of course.", "Of course not.")[0] is Verdict.CONFLICT
+
+
 def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
     assert judge(*SAID_AGAIN[2])[0] is Verdict.DUPLICATE
     assert judge("We don't log tokens.", "We don\u2019t log tokens.")[0] is Verdict.DUPLICATE

@@ -139,6 +139,14 @@ def test_putting_in_a_hedge_or_an_intent_changes_the_claim(old: str, new: str) -
     assert verdict is Verdict.CONFLICT
 
 
+def test_a_sentence_added_with_a_hedge_in_it_updates_the_note() -> None:
+    """A qualifier put in is another claim only where it is all the new text adds: a sentence added is a detail."""
+    old = "The API is rate limited per user."
+    new = "The API is rate limited per user. Admins are usually rate limited too, by IP."
+    assert not changed_slots(old, new).qualifier_dropped
+    assert judge(old, new)[0] is Verdict.RESTATEMENT
+
+
 @pytest.mark.parametrize(("old", "new"), STRESSED)
 def test_a_word_put_in_for_stress_keeps_the_claim(old: str, new: str) -> None:
     assert not changed_slots(old, new).qualifier_dropped

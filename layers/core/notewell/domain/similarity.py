@@ -375,9 +375,10 @@ def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -
                 reach = _phrase(reach)
             followers = [w for w in reach if w not in STOPWORDS and w not in NEGATIONS]
             if not reach and word in ("not", "no") and index and words[index - 1] != "or":
-                # the last word: "of course not", "I hope not" deny what came before ("whether … or not" does not;
-                # "we wouldn't" denies a verb it leaves unsaid)
-                followers = [w for w in words[:index] if w not in STOPWORDS and w not in NEGATIONS][::-1]
+                # the last word: "of course not", "I hope not" deny the word before ("whether … or not" does not;
+                # "we wouldn't" denies a verb it leaves unsaid). One word: the sentence before may end just there.
+                scoped.update([w for w in words[:index] if w not in STOPWORDS and w not in NEGATIONS][-1:])
+                continue
             scoped.update(followers[: 1 if word in named_first else NEGATION_WINDOW])
     return scoped
 

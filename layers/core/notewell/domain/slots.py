@@ -172,6 +172,7 @@ QUALIFIERS = frozenset(
 )  # fmt: skip
 
 
+PUT_IN_WORDS = 3  # "was supposed to expire" / "expires": a qualifier put in brings at most this many words
 # Qualifiers that stress or narrow a claim more than they change it, put in: "only three options" / "three
 # options", "at least 15" / "15", "either real or metaphorical" / "real or metaphorical". Left out they still count
 # ("far from perfect" -> "perfect").
@@ -397,8 +398,11 @@ def changed_slots(old: str, new: str) -> SlotChange:
     new_modals = set(b.words) & ALL_MODALS - b.names
     dropped = shortened and (_qualifier_dropped(a.words, b.words, new_modals) or _exception_dropped(a.words, b.words))
     # and the other way: the old claim with a qualifier put in ("crashed" / "almost crashed", "the owner" / "the
-    # former owner") is another claim, not the same one with a word more
-    lengthened = not any(w not in FUNCTION_WORDS and stem(w) in old_only for w in a.words)
+    # former owner") is another claim, not the same one with a word more. Only a few words more: a note with a
+    # sentence added ("… Admins are usually rate limited too.") adds a detail, and updates the note.
+    lengthened = len(b.words) - len(a.words) <= PUT_IN_WORDS and not any(
+        w not in FUNCTION_WORDS and stem(w) in old_only for w in a.words
+    )
     old_modals = set(a.words) & ALL_MODALS - a.names
     qualified = lengthened and _qualifier_dropped(b.words, a.words, old_modals, STRESSING)
     return SlotChange(
