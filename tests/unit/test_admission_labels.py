@@ -14,10 +14,8 @@ from tests.unit.admission_labels import COSINE, LABELLED, PHRASE_COSINE, replace
 CONTRADICTIONS = ("reversal", "negation", "changed_number", "swapped_value")
 # Where words alone (a store with no model) answer otherwise than with the model: paraphrases and a word swapped
 # for a synonym are stored as new notes (never absorbed, never a conflict: a sentence turned around without
-# its parts trading places across what relates them is no reversal), and a place written in lower case is not
-# known for a value.
+# its parts trading places across what relates them is no reversal).
 WORDS_ONLY: dict[tuple[str, str], str] = {
-    ("The primary region is us-east-1.", "The primary region is eu-west-1."): "created",
     **{(old, new): "created" for label, old, new, _ in LABELLED if label == "paraphrase"},
     **{(old, new): "created" for label, old, new, _ in LABELLED if label == "synonym" and new in (
         "The nightly backup gets copied to a second region.", "Reviewers check each migration before it is merged.",
@@ -30,7 +28,6 @@ WITH_MODEL: dict[tuple[str, str], str] = {
     ("Use Python 3.12 for all Lambdas.", "All Lambda functions run on Python 3.12."): "created",
     # The phrases weigh 0.5 and 0.65: between a synonym and another value, so stored rather than judged.
     ("Invoices are stored as integer cents.", "Invoice amounts are kept in integer cents."): "created",
-    ("The primary region is us-east-1.", "The primary region is eu-west-1."): "created",
 }
 
 
@@ -97,7 +94,7 @@ def test_the_original_classes_are_all_right_and_the_model_adds_paraphrases() -> 
         assert with_model[label][0] == words[label][0] == with_model[label][1], label
     assert with_model["paraphrase"][0] >= 6 > words["paraphrase"][0]
     assert with_model["synonym"] == (8, 8)
-    assert with_model["swapped_value"] == (8, 9)
+    assert with_model["swapped_value"] == (9, 9)
 
 
 def test_the_recorded_cosines_are_what_the_packaged_model_gives() -> None:

@@ -24,6 +24,9 @@ from notewell.domain.similarity import amounts, compare, tokens
         ("at 10 AM sharp, 12 a.m. or 12pm", "at 10:00 sharp, 0:00 or 12:00"),
         ("three replicas, Twenty-five nodes, two million users", "3 replicas, 25 nodes, 2000000 users"),
         ("acquitted on one count; one service calls another", "acquitted on 1 count; 1 service calls another"),
+        # a number word opening a compound is that number; "one" there makes a word ("one-off")
+        ("a three-node cluster, a thirty-day window", "a 3-node cluster, a 30-day window"),
+        ("a one-off job and a one-time token", "a one-off job and a one-time token"),
     ],
 )
 def test_amounts_are_written_one_way(written: str, read: str) -> None:
@@ -55,6 +58,7 @@ def test_what_is_no_scaled_amount_is_left_alone(text: str) -> None:
         ("The deploy window opens at 5.30 p.m.", "The deploy window opens at 5.30pm."),
         ("The deploy window opens at 5.30 p.m.", "The deploy window opens at 17h30."),
         ("Terminals 4,5 and 6 share the bus.", "Terminals 4, 5 and 6 share the bus."),  # a list, not a number
+        ("We run a three-node Kafka cluster.", "We run a 3-node Kafka cluster."),
     ],
 )
 def test_the_same_amount_written_otherwise_is_a_duplicate(old: str, new: str) -> None:
@@ -69,6 +73,8 @@ def test_the_same_amount_written_otherwise_is_a_duplicate(old: str, new: str) ->
         ("The table holds 5m rows.", "The table holds 50 million rows."),
         ("The deploy window opens at 5.30 p.m.", "The deploy window opens at 6.30 p.m."),
         ("Terminals 4,5 and 6 share the bus.", "Terminals 4, 7 and 6 share the bus."),
+        ("We run a three-node Kafka cluster.", "We run a five-node Kafka cluster."),
+        ("The API uses a two-step login.", "The API uses a three-step login."),
     ],
 )
 def test_another_amount_is_still_a_conflict(old: str, new: str) -> None:

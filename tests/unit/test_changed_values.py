@@ -55,11 +55,15 @@ ANOTHER_PATH = [
     ("The health check is served at /health.", "The health check is served at /healthz."),
     ("The API base URL is https://api.example.com/orders.", "The API base URL is https://api.example.com/payments."),
     ("Run ./scripts/deploy.sh after the build.", "Run ./scripts/release.sh after the build."),
+    # cloud identifiers: an instance type, a region
+    ("The workers run on t3.large instances.", "The workers run on t3.xlarge instances."),
+    ("The audit bucket and its replica live in us-east-1.", "The audit bucket and its replica live in eu-west-1."),
 ]  # fmt: skip
 SAME_PATH = [
     ("The config lives in src/config/settings.py.", "The config is in src/config/settings.py."),
     ("The API base URL is https://api.example.com/orders.", "The base URL of the API is https://api.example.com/orders."),
     ("Use read/write access for the deploy role.", "Use read/write access for the release role."),  # no path
+    ("The workers run on t3.large instances.", "The workers are t3.large instances."),
 ]  # fmt: skip
 TURNED = [
     ("The e2e suite passed on main.", "The e2e suite failed on main."),
@@ -83,6 +87,8 @@ TURNED = [
     ("We are waiting on the vendor for the API key.", "We received the API key from the vendor."),
     ("The PR for the schema change is pending.", "The PR for the schema change is merged."),
     ("The canary rollout is paused at 50%.", "The canary rollout is resumed at 50%."),
+    ("The database sits near the app servers.", "The database sits far from the app servers."),
+    ("The on-call phone goes to the founder's wife.", "The on-call phone goes to the founder's husband."),
 ]  # fmt: skip
 
 

@@ -110,9 +110,10 @@ _UNITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 _TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 # A number written as a word is that number ("three replicas" is "3 replicas", and not "5 replicas"). "One" is a
 # number only before a word that is not "of"/"another"/..., after none of the words that make it a pronoun ("the
-# new one", "one of them", "no one", "each one"). A hyphen makes a word of it ("one-off"), except after "non-".
+# new one", "one of them", "no one", "each one"). A hyphen makes a word of "one" ("one-off", "one-time"), except
+# after "non-"; any other number stays one before it ("a three-node cluster" is "a 3-node cluster", not a 5-node one).
 _SPELLED = (
-    rf"(?:(?P<tens>{'|'.join(_TENS)})(?:-(?P<unit>{'|'.join(_UNITS[1:10])}))?|(?P<small>{'|'.join(_UNITS)}))(?![\w-])"
+    rf"(?:(?P<tens>{'|'.join(_TENS)})(?:-(?P<unit>{'|'.join(_UNITS[1:10])}))?|(?P<small>{'|'.join(_UNITS)}))(?!\w)"
 )
 _NUMBER_WORD = re.compile(rf"(?<![\w-]){_SPELLED}", re.IGNORECASE)
 _NON_NUMBER_WORD = re.compile(rf"(?<=\bnon-){_SPELLED}", re.IGNORECASE)  # a lookbehind choice slows every text
@@ -128,6 +129,8 @@ def _number_word(match: re.Match[str]) -> str:
         return str(tens + (_UNITS.index(unit.casefold()) if unit else 0))
     word = match.group("small").casefold()
     if word == "one":
+        if match.string[match.end() : match.end() + 1] == "-" and not match.string[: match.start()].endswith("non-"):
+            return match.group()  # "one-off"
         # The word before, from a short window: every pronoun-making word fits in it, and a longer word's tail
         # matches none of them (slicing the whole text before each "one" made a long note quadratic).
         before = match.string[max(0, match.start() - 16) : match.start()].split()

@@ -59,7 +59,9 @@ ANTONYMS = {
         ("small", "large"), ("big", "small"), ("short", "long"), ("hot", "cold"), ("success", "failure"),
         ("lock", "unlock"), ("mutable", "immutable"), ("stateful", "stateless"), ("horizontal", "vertical"),
         ("lazy", "eager"), ("strict", "lenient"), ("manual", "automatic"), ("male", "female"),
-        ("man", "woman"), ("boy", "girl"), ("day", "night"), ("yes", "no"), ("like", "dislike"), ("love", "hate"),
+        ("man", "woman"), ("boy", "girl"), ("mother", "father"), ("mom", "dad"), ("husband", "wife"),
+        ("son", "daughter"), ("brother", "sister"), ("king", "queen"), ("near", "far"), ("day", "night"),
+        ("yes", "no"), ("like", "dislike"), ("love", "hate"),
         ("good", "bad"), ("high", "low"), ("pass", "fail"), ("succeed", "fail"),
         ("succeeded", "failed"),  # the stemmer leaves "succeed" and "succeeded" apart
         ("warm", "cold"),
@@ -187,7 +189,7 @@ class Values:
     capitalised: frozenset[str]  # words written with a capital anywhere, sentence starts included (casefolded)
     headline: bool = False  # most words capitalised: capitals tell no names apart
     paused: frozenset[int] = frozenset()  # where a word follows a comma, a dash, a colon or a bracket
-    paths: frozenset[str] = frozenset()  # paths, file names and URLs, casefolded, whole
+    paths: frozenset[str] = frozenset()  # paths, file names, URLs and cloud identifiers, casefolded, whole
 
 
 HEADLINE_CAPITALS = 0.6  # this share of a text's longer words capitalised: a headline, where a capital names nothing
@@ -274,10 +276,17 @@ _FILE = re.compile(
 )
 _EXTENSION = re.compile(r"\.[a-z][a-z0-9]{0,4}$", re.IGNORECASE)
 _URL = re.compile(r"\bhttps?://[^\s<>\"']*[\w/]")
+# Cloud identifiers are values too, whole: an instance type ("t3.large" / "t3.xlarge": the lexicon took "xlarge"
+# for a misspelling of "large", and the two for one value) or a region ("us-east-1" / "us-west-2").
+_CLOUD_ID = re.compile(
+    r"(?<![\w.-])(?:[a-z]+\.)?[a-z]\d+[a-z]*\.\d*[a-z]+(?![\w-])"
+    r"|(?<![\w-])(?:us|eu|ap|sa|ca|me|af|il|mx)(?:-gov)?-[a-z]+-\d(?![\w-])",
+    re.IGNORECASE,
+)
 
 
 def _paths(text: str) -> frozenset[str]:
-    found = {m.group().casefold() for m in (*_FILE.finditer(text), *_URL.finditer(text))}
+    found = {m.group().casefold() for m in (*_FILE.finditer(text), *_URL.finditer(text), *_CLOUD_ID.finditer(text))}
     for match in _PATH.finditer(text):
         path = match.group()
         if path.startswith(("/", "./", "../", "~/")) or path.count("/") >= 2 or _EXTENSION.search(path):
