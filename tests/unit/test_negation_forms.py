@@ -37,6 +37,7 @@ SAID_AGAIN = [
     ("The login bug has yet to be fixed.", "The login bug has not been fixed yet."),
     ("the nightly job doesnt retry", "The nightly job doesn't retry."),
     ("The logs contain nothing but noise.", "The logs contain only noise."),  # "nothing but" is "only"
+    ("We deploy to all regions except eu-west-1.", "We deploy everywhere but eu-west-1."),  # "but" excepts
     # "or not" at the end denies nothing: "whether … or not" is "whether or not …"
     ("Tests run on every PR, whether they change code or not.",
      "Tests run on every PR whether or not they change code."),

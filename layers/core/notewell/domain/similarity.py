@@ -201,12 +201,19 @@ def _but(match: re.Match[str]) -> str:
     return match.group()[: match.start(1) - match.start()] + "not" if match.start(1) > match.start() else match.group()
 
 
+# "all but one region", "everywhere but eu-west-1", "everything but the billing jobs": an exception ("all but
+# finished" is almost finished: a claim changed as much when the words are dropped).
+_EXCEPT_BUT = re.compile(r"\b(all|everywhere|everyone|everybody|everything)\s+but\b", re.IGNORECASE)
+
+
 def plain(text: str) -> str:
-    """`text` as straight() writes it, with each denial said with "not": a contraction's lost apostrophe restored
-    ("dont" -> "don't"), "not" read after a verb of an act not done ("failed to" -> "failed not to") and for
-    "anything but"."""
+    """`text` as straight() writes it, with each denial said with "not" and each exception with "except": a
+    contraction's lost apostrophe restored ("dont" -> "don't"), "not" read after a verb of an act not done ("failed
+    to" -> "failed not to") and for "anything but" after "be", "except" for the "but" of "all but"."""
     text = _NOT_DONE.sub(r"\1 not to", _BARE_NOT.sub(r"\1n't", straight(text)))
-    return _BUT.sub(_but, text) if " but" in text else text
+    if " but" not in text:
+        return text
+    return _EXCEPT_BUT.sub(r"\1 except", _BUT.sub(_but, text))
 
 
 def tokens(text: str) -> list[str]:
