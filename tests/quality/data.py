@@ -37,6 +37,7 @@ PARAPHRASE_SCORE = 4.0  # STS 4: "mostly equivalent, some unimportant details di
 RELATED_SCORE = 2.0  # STS 2: "not equivalent, but share some details"; at or below it the meanings differ
 RELATED_OVERLAP = 0.5  # ...and "same words" means at least half the words shared (Jaccard)
 MNLI_DEV_OVERLAP = 0.8  # a development pair is kept when this share of its hypothesis's words is in the premise
+MNLI_DEV_MID_OVERLAP = 0.6  # ...and one sharing from this share up is kept to tune on only (mnli-dev-mid)
 EXCLUDED_STS = ("MSRpar",)
 TUNE_YEARS = ("2012", "2013", "2014")
 WORD = re.compile(r"[a-z0-9]+")
@@ -124,7 +125,9 @@ def hans_mnli_pairs(raw: Path) -> Iterator[dict[str, Any]]:
 
 def mnli_dev_pairs(raw: Path) -> Iterator[dict[str, Any]]:
     """MultiNLI's development pairs whose hypothesis is made (mostly) of the premise's words: the same test as the
-    HANS set above, on pairs drawn apart from it (development, not training), so it adds pairs of the same kind."""
+    HANS set above, on pairs drawn apart from it (development, not training), so it adds pairs of the same kind.
+    The pairs that share fewer of their words (MNLI_DEV_MID_OVERLAP up to MNLI_DEV_OVERLAP) are a set of their own,
+    `mnli-dev-mid`, all of it `tune`: more pairs of the kind to tune on, none of them in a reported set."""
     path = raw / "mnli-dev" / "mnli_development_set_number_of_correct_responses.txt"
     with path.open(encoding="utf-8") as lines:
         for line in lines:
@@ -134,7 +137,12 @@ def mnli_dev_pairs(raw: Path) -> Iterator[dict[str, Any]]:
             pair_id, premise, hypothesis = fields[0], fields[1].strip(), fields[2].strip()
             said = WORD.findall(hypothesis.lower())
             known = set(WORD.findall(premise.lower()))
-            if not said or sum(word in known for word in said) < MNLI_DEV_OVERLAP * len(said):
+            shared = sum(word in known for word in said)
+            if not said or shared < MNLI_DEV_MID_OVERLAP * len(said):
+                continue
+            if shared < MNLI_DEV_OVERLAP * len(said):
+                yield {"set": "mnli-dev-mid", "id": pair_id, "split": "tune", "label": fields[3], "a": premise,
+                       "b": hypothesis}  # fmt: skip
                 continue
             yield {
                 "set": "mnli-dev-overlap", "id": pair_id, "split": split_of("mnli-dev-overlap", pair_id),
