@@ -86,6 +86,8 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The migration to Aurora is done.", "The migration to Aurora is half done."),
         ("We are waiting on the vendor for the API key.", "We received the API key from the vendor."),
         ("The manager knew the engineer broke the build.", "The manager broke the build."),
+        ("The manager broke the build.", "The manager knew the engineer broke the build."),  # the other way
+        ("The API service is slow.", "The API service is fast but the database is slow."),  # was an update
         ("The deploy was anything but smooth.", "The deploy was smooth."),
         ("The team is against adopting GraphQL.", "The team is adopting GraphQL."),
         ("We deploy to all but one region.", "We deploy to one region."),

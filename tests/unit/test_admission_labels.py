@@ -232,6 +232,32 @@ def test_a_cut_that_hands_what_follows_to_another_word_is_not_absorbed(
     assert judge(old, new, meaning)[0] is Verdict.CONFLICT
 
 
+@pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model-calls-them-alike"])
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The API service is slow.", "The API service is fast but the database is slow."),
+        ("The manager broke the build.", "The manager knew the engineer broke the build."),
+        ("The client approved the contract.", "The lawyer who the client called approved the contract."),
+    ],
+)  # fmt: skip
+def test_the_same_words_put_in_are_no_update(old: str, new: str, meaning: float | None) -> None:
+    """They were `updated`: the longer text overwrote the note with a claim that says its opposite."""
+    assert judge(old, new, meaning)[0] is Verdict.CONFLICT
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We deploy the frontend to Vercel.", "We deploy the frontend, built with Vite, to Vercel."),
+        ("The API runs on ECS.", "The API, built in 2023 but rewritten since, runs on ECS."),
+        ("Logs go to S3.", "Logs go to Kinesis and then to S3."),
+    ],
+)  # fmt: skip
+def test_an_aside_or_a_step_put_in_updates_the_note(old: str, new: str) -> None:
+    assert judge(old, new)[0] is Verdict.RESTATEMENT
+
+
 @pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model"])
 def test_a_qualifier_left_out_with_what_it_qualified_leaves_the_claim_as_it_was(meaning: float | None) -> None:
     """Only a qualifier dropped from words that stay bounds the claim otherwise ("mostly idle" -> "idle")."""

@@ -427,7 +427,10 @@ def changed_slots(old: str, new: str) -> SlotChange:
             *capital_swaps[:MAX_NAMES],
         ),
         qualifier_dropped=dropped or qualified,
-        cut_rejoined=_cut_rejoined(a.words, b.words, a.paused),
+        # and the other way: the same words put in ("the service is slow" -> "the service is fast but the database
+        # is slow") was an update that overwrote the claim with its opposite
+        cut_rejoined=_cut_rejoined(a.words, b.words, a.paused)
+        or _cut_rejoined(b.words, a.words, b.paused, governing=False),
         unasserted=_unasserted(old, b.words) or _unasserted(new, a.words) or _asks(old) != _asks(new),
         negated_opposite=bool(said_otherwise),
         paths_swapped=bool(a.paths - b.paths) and bool(b.paths - a.paths),
@@ -626,12 +629,16 @@ GOVERNING = frozenset(
 )  # fmt: skip
 
 
-def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...], paused: frozenset[int] = frozenset()) -> bool:
+def _cut_rejoined(
+    old: tuple[str, ...], new: tuple[str, ...], paused: frozenset[int] = frozenset(), *, governing: bool = True
+) -> bool:
     """`new` is `old` with words cut out only, and one cut of two words or more inside the text ends on a word that
-    took the content word after it, or runs from inside a clause to inside the one set against it (_bridges). Cuts
-    that end on a content word ("the frontend, built with Vite, to Vercel" -> "the frontend to Vercel") leave what
-    follows where it was, and a cut that opens after a comma drops an aside. `paused`: where `old` has a comma,
-    a dash or a bracket before a word (Values.paused)."""
+    took the content word after it, or runs from inside a clause to inside the one set against it (_bridges), or
+    takes a clause's subject away (_subject_cut). Cuts that end on a content word ("the frontend, built with Vite,
+    to Vercel" -> "the frontend to Vercel") leave what follows where it was, and a cut that opens after a comma
+    drops an aside. `paused`: where `old` has a comma, a dash or a bracket before a word (Values.paused).
+    `governing=False` leaves out the first test: read the other way, words put in before a word that takes what
+    follows ("logs go to S3" -> "logs go to Kinesis and then to S3") add a detail as often as not."""
     remaining = iter(old)
     if len(new) >= len(old) or not all(word in remaining for word in new):  # not a subsequence: no cut only
         return False
@@ -640,7 +647,12 @@ def _cut_rejoined(old: tuple[str, ...], new: tuple[str, ...], paused: frozenset[
         i2 - i1 >= 2
         and (
             i1 > 0
-            and (_governs(old[i1:i2]) and _takes_content(old[i2:]) or (i1 not in paused and _bridges(old[i1:i2])))
+            and (
+                governing
+                and _governs(old[i1:i2])
+                and _takes_content(old[i2:])
+                or (i1 not in paused and _bridges(old[i1:i2]))
+            )
             or _subject_cut(old, i1, i2)
         )
         for _, i1, i2, _, _ in cuts
