@@ -17,8 +17,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from notewell.domain.stemming import stem
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # Numbers and versions stay whole ("3.11", "v2", "100ms"); digits joined by a comma are a list ("terminals 4,5 and 6":
 # thousands separators are gone by then, see amounts()).
@@ -179,41 +183,113 @@ def straight(text: str) -> str:
     return _LOST_APOSTROPHE.sub("'", text) if "?" in text else text
 
 
-# A contraction typed without its apostrophe is that contraction ("dont", "isnt", "cant" in chat and call notes).
-_BARE_NOT = re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|could|would|should|must|need|ai|ca|wo)nt\b", re.I)
+# A contraction typed without its apostrophe is that contraction ("dont", "isnt", "cant" in chat and call notes):
+# the part before its "nt".
+_BARE_NOT_HEADS = frozenset(
+    {"do", "does", "did", "is", "are", "was", "were", "has", "have", "had", "could", "would", "should", "must",
+     "need", "ai", "ca", "wo"}
+)  # fmt: skip
 # Verbs that say an act was not done ("failed to update", "refused to sign", "has yet to ship"): each denies the
 # act as "not" does, and is read with one, so "failed to update" and "did not update" deny alike.
-_NOT_DONE = re.compile(
-    r"\b(fail(?:s|ed|ing)?|refus(?:e|es|ed|ing)|declin(?:e|es|ed|ing)|neglect(?:s|ed|ing)?|forg(?:et|ets|ot|etting)"
-    r"|pretend(?:s|ed|ing)?|(?:has|have|had|is|are|was|were|am)\s+yet),?\s+to\b",
-    re.IGNORECASE,
-)
+_NOT_DONE = frozenset(
+    f"{stem}{end}"
+    for stem, ends in (("fail", ("", "s", "ed", "ing")), ("refus", ("e", "es", "ed", "ing")),
+                       ("declin", ("e", "es", "ed", "ing")), ("neglect", ("", "s", "ed", "ing")),
+                       ("forg", ("et", "ets", "ot", "etting")), ("pretend", ("", "s", "ed", "ing")))
+    for end in ends
+)  # fmt: skip
+_YET_AFTER = frozenset({"has", "have", "had", "is", "are", "was", "were", "am"})  # "has yet to ship"
+# "was anything but smooth" is "was not smooth" ("for anything but small boats" is "except", and left as it is);
+# "nothing but noise" is "only noise", no denial; "all but one region", "everywhere but eu-west-1", "everything but
+# the billing jobs" make an exception ("all but finished" is almost finished: as changed when the words go).
+_BE_BEFORE_BUT = frozenset({"is", "are", "was", "were", "be", "been", "am"})
+_EXCEPT_BUT = frozenset({"all", "everywhere", "everyone", "everybody", "everything"})
+# Each rewrite is found from a literal ("nt", "to", "but") and checked against the word before it: a regular
+# expression that tries every word of a long note against a list of words made reading a note several times slower.
+_NT = re.compile(r"nt\b", re.IGNORECASE)
+_TO = re.compile(r"to\b", re.IGNORECASE)
+_BUT = re.compile(r"but\b", re.IGNORECASE)
 
 
-# "was anything but smooth" is "was not smooth" ("for anything but small boats" is "except"); "nothing but noise"
-# is "only noise", no denial.
-_BUT = re.compile(r"(?:\b(?:is|are|was|were|be|been|am)\s+)?\b(anything|nothing)\s+but\b", re.IGNORECASE)
+def _word_before(text: str, end: int) -> int:
+    """Where the word of letters ending at `end` starts (`end` itself when none does), if a word boundary is there."""
+    start = end
+    while start > 0 and text[start - 1].isalpha():
+        start -= 1
+    if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        return end  # inside a word with digits in it: no word of its own
+    return start
 
 
-def _but(match: re.Match[str]) -> str:
-    if match.group(1).casefold() == "nothing":
-        return match.group()[: match.start(1) - match.start()] + "only"
-    return match.group()[: match.start(1) - match.start()] + "not" if match.start(1) > match.start() else match.group()
+def _spaces_before(text: str, end: int) -> int:
+    """Where the run of whitespace ending at `end` starts."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
-# "all but one region", "everywhere but eu-west-1", "everything but the billing jobs": an exception ("all but
-# finished" is almost finished: a claim changed as much when the words are dropped).
-_EXCEPT_BUT = re.compile(r"\b(all|everywhere|everyone|everybody|everything)\s+but\b", re.IGNORECASE)
+def _rewritten(text: str, pattern: re.Pattern[str], rewrite: Callable[[str, int, int], tuple[int, str] | None]) -> str:
+    """`text` with each match of `pattern` (where the word before it allows, `rewrite` says from where, and with
+    what) replaced."""
+    parts: list[str] = []
+    last = 0
+    for match in pattern.finditer(text):
+        if match.start() < last:
+            continue
+        done = rewrite(text, match.start(), match.end())
+        if done is not None:
+            start, replacement = done
+            parts += [text[last:start], replacement]
+            last = match.end()
+    return "".join([*parts, text[last:]]) if parts else text
+
+
+def _apostrophe(text: str, start: int, end: int) -> tuple[int, str] | None:
+    head = _word_before(text, start)
+    return (start, "n't") if head < start and text[head:start].casefold() in _BARE_NOT_HEADS else None
+
+
+def _not_to(text: str, start: int, end: int) -> tuple[int, str] | None:
+    if _word_before(text, start) != start:
+        return None  # "into", "auto"
+    gap = _spaces_before(text, start)
+    if gap == start:
+        return None
+    verb_end = gap - 1 if gap > 0 and text[gap - 1] == "," else gap
+    verb = _word_before(text, verb_end)
+    word = text[verb:verb_end].casefold()
+    if word in _NOT_DONE:
+        return verb_end, " not to"
+    if word == "yet" and (aux_end := _spaces_before(text, verb)) < verb:
+        aux = _word_before(text, aux_end)
+        if text[aux:aux_end].casefold() in _YET_AFTER:
+            return verb_end, " not to"
+    return None
+
+
+def _but(text: str, start: int, end: int) -> tuple[int, str] | None:
+    if _word_before(text, start) != start or (gap := _spaces_before(text, start)) == start:
+        return None
+    head = _word_before(text, gap)
+    word = text[head:gap].casefold()
+    if word in _EXCEPT_BUT:
+        return start, "except"
+    if word == "nothing":
+        return head, "only"
+    if word == "anything" and (be_end := _spaces_before(text, head)) < head:
+        be = _word_before(text, be_end)
+        if text[be:be_end].casefold() in _BE_BEFORE_BUT:
+            return head, "not"
+    return None
 
 
 def plain(text: str) -> str:
     """`text` as straight() writes it, with each denial said with "not" and each exception with "except": a
     contraction's lost apostrophe restored ("dont" -> "don't"), "not" read after a verb of an act not done ("failed
     to" -> "failed not to") and for "anything but" after "be", "except" for the "but" of "all but"."""
-    text = _NOT_DONE.sub(r"\1 not to", _BARE_NOT.sub(r"\1n't", straight(text)))
-    if " but" not in text:
-        return text
-    return _EXCEPT_BUT.sub(r"\1 except", _BUT.sub(_but, text))
+    text = _rewritten(straight(text), _NT, _apostrophe)
+    text = _rewritten(text, _TO, _not_to)
+    return _rewritten(text, _BUT, _but) if " but" in text else text
 
 
 def tokens(text: str) -> list[str]:

@@ -341,12 +341,14 @@ class SlotChange:
     # Each name gone from the old claim with each name new in the other: a model tells a respelling or the same
     # place said otherwise (Islamist/Islamic, UK/Britain) from another thing (Vercel/Netlify).
     renamed: tuple[tuple[str, str], ...] = ()
-    # The new claim is the old one shortened (it adds no word of substance) and leaves out a qualifier.
+    # The new claim is the old one shortened (it adds no word of substance) and leaves out a qualifier, or the old
+    # one with a qualifier put in and little else ("crashed" -> "almost crashed").
     qualifier_dropped: bool = False
     # The new claim is the old one with words cut out, and the cut ended on a word that took what follows it ("made
-    # of fiberglass aged to look like real brick" -> "made of real brick"), or joined the start of a clause to the
-    # end of the one set against it ("the service is fast but the database is slow" -> "the service is slow"):
-    # what follows now completes another phrase, and says another thing.
+    # of fiberglass aged to look like real brick" -> "made of real brick"), joined the start of a clause to the
+    # end of the one set against it ("the service is fast but the database is slow" -> "the service is slow"), or
+    # took a clause's subject away ("the manager knew the engineer broke the build" -> "the manager broke the
+    # build"): what follows now completes another phrase, and says another thing. The last two either way round.
     cut_rejoined: bool = False
     # One claim is said in the other only as what someone says, thinks or asks, or as a condition ("Alice argued
     # that we should drop Redis" / "We should drop Redis"; "If the deploy fails, we roll back" / "We roll back"):
