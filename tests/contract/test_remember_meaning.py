@@ -94,6 +94,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The lack of integration tests slows down reviews.", "Integration tests slow down reviews."),
         ("The API uses a two-step login.", "The API uses a three-step login."),  # a number opening a compound
         ("The workers run on t3.large instances.", "The workers run on t3.xlarge instances."),  # an instance type
+        ("Only the billing service may write to the ledger table.", "Any service may write to the ledger table."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

@@ -420,7 +420,9 @@ def changed_slots(old: str, new: str) -> SlotChange:
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=(bool(old_numbers_gone) and bool(new_numbers_added))
         or unit_swapped
-        or _quantifier_swapped(a.words, b.words),
+        or _quantifier_swapped(a.words, b.words)
+        or _only_widened(a.words, b.words)
+        or _only_widened(b.words, a.words),
         antonym_flipped=flipped or _compound_flipped(a.words, b.words),
         word_swapped=bool(swaps),
         new_values=bool(new_names_added) or bool(new_numbers_added),
@@ -457,6 +459,15 @@ def _amount(words: tuple[str, ...], at: int) -> str | None:
     if word == "few" and at and words[at - 1] in ("a", "quite"):
         return "some"  # "a few" is some, "few" next to none
     return QUANTIFIERS.get(word)
+
+
+# Words that open a claim to every one of a kind: "only the billing service may write" / "any service may write".
+_WIDENING = frozenset({"any", "all", "every", "each", "anyone", "anybody", "everyone", "everybody"})
+
+
+def _only_widened(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
+    """`old` says "only" and `new` does not, and opens the claim to any or all in its place."""
+    return "only" in old and "only" not in new and bool(_WIDENING.intersection(new) - set(old))
 
 
 def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
