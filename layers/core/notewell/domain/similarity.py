@@ -228,6 +228,15 @@ def _spaces_before(text: str, end: int) -> int:
     return end
 
 
+def _previous_word(text: str, end: int) -> tuple[int, str] | None:
+    """The word before `end` across one run of whitespace, and where it starts; None without whitespace there."""
+    gap = _spaces_before(text, end)
+    if gap == end:
+        return None
+    start = _word_before(text, gap)
+    return start, text[start:gap].casefold()
+
+
 def _rewritten(text: str, pattern: re.Pattern[str], rewrite: Callable[[str, int, int], tuple[int, str] | None]) -> str:
     """`text` with each match of `pattern` (where the word before it allows, `rewrite` says from where, and with
     what) replaced."""
@@ -260,26 +269,21 @@ def _not_to(text: str, start: int, end: int) -> tuple[int, str] | None:
     word = text[verb:verb_end].casefold()
     if word in _NOT_DONE:
         return verb_end, " not to"
-    if word == "yet" and (aux_end := _spaces_before(text, verb)) < verb:
-        aux = _word_before(text, aux_end)
-        if text[aux:aux_end].casefold() in _YET_AFTER:
-            return verb_end, " not to"
+    if word == "yet" and (aux := _previous_word(text, verb)) is not None and aux[1] in _YET_AFTER:
+        return verb_end, " not to"
     return None
 
 
 def _but(text: str, start: int, end: int) -> tuple[int, str] | None:
-    if _word_before(text, start) != start or (gap := _spaces_before(text, start)) == start:
+    if _word_before(text, start) != start or (before := _previous_word(text, start)) is None:
         return None
-    head = _word_before(text, gap)
-    word = text[head:gap].casefold()
+    head, word = before
     if word in _EXCEPT_BUT:
         return start, "except"
     if word == "nothing":
         return head, "only"
-    if word == "anything" and (be_end := _spaces_before(text, head)) < head:
-        be = _word_before(text, be_end)
-        if text[be:be_end].casefold() in _BE_BEFORE_BUT:
-            return head, "not"
+    if word == "anything" and (be := _previous_word(text, head)) is not None and be[1] in _BE_BEFORE_BUT:
+        return head, "not"
     return None
 
 
