@@ -95,6 +95,8 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The API uses a two-step login.", "The API uses a three-step login."),  # a number opening a compound
         ("The workers run on t3.large instances.", "The workers run on t3.xlarge instances."),  # an instance type
         ("Only the billing service may write to the ledger table.", "Any service may write to the ledger table."),
+        ("Users cannot disable two-factor auth.", "Users can disable two-factor auth."),  # "not" + "disable"
+        ("Don't stop the workers during a migration.", "Stop the workers during a migration."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(
@@ -302,6 +304,7 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("Most requests are served from the cache.", "The cache serves most requests."),  # a passive with "from"
         ("The build is rather slow.", "The build is slow."),  # "rather" denies only before "than"
         ("Auth signs JWT access tokens with RS256.", "Auth signs JWTs as access tokens with RS256."),  # a plural
+        ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
     ],
 )
 def test_a_claim_said_again_otherwise_is_a_duplicate(services: Services, me: Principal, old: str, new: str) -> None:

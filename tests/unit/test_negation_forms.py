@@ -41,6 +41,9 @@ SAID_AGAIN = [
     # "or not" at the end denies nothing: "whether … or not" is "whether or not …"
     ("Tests run on every PR, whether they change code or not.",
      "Tests run on every PR whether or not they change code."),
+    # a verb that denies, denied: the same two denials said in another order
+    ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
+    ("We never drop tables in production.", "Tables are never dropped in production."),
 ]  # fmt: skip
 NEGATED = [
     ("They are willing to pay for support.", "They are unwilling to pay for support."),
@@ -66,6 +69,13 @@ NEGATED = [
     ("Should the worker retry on a 404? Certainly not.", "Should the worker retry on a 404? Certainly."),  # at the end
     ("The deploy was anything but smooth.", "The deploy was smooth."),
     ("The team is against adopting GraphQL.", "The team is adopting GraphQL."),  # "against" after "be"
+    # a plain negation before a verb that denies cancels it: "don't stop" keeps it going
+    ("Don't stop the workers during a migration.", "Stop the workers during a migration."),
+    ("Users cannot disable two-factor auth.", "Users can disable two-factor auth."),
+    ("The build did not stop at the first error.", "The build stopped at the first error."),
+    ("There were no dropped packets during the load test.", "There were dropped packets during the load test."),
+    ("We don't avoid ORMs in the reporting service.", "We avoid ORMs in the reporting service."),
+    ("The rollout is not without risk.", "The rollout is without risk."),
 ]
 
 

@@ -456,7 +456,13 @@ def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -
     contrasts in `named_first` only the first content word counts: where both texts set a thing aside with the same
     word, it is the one named first ("except billing run on ECS" / "except for billing, all services …")."""
     scoped: set[str] = set()
+    cancelled: set[int] = set()
     for index, word in enumerate(words):
+        if index in cancelled:
+            continue
+        if (denial := _denied_denial(words, index)) is not None:
+            cancelled.add(denial)
+            continue
         if _negating(words, index):
             reach = words[index + 1 : index + 1 + NEGATION_REACH]
             if reach[:1] == ["longer"]:  # "no longer" is one negation: "longer" is none of what it denies
@@ -471,6 +477,24 @@ def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -
                 continue
             scoped.update(followers[: 1 if word in named_first else NEGATION_WINDOW])
     return scoped
+
+
+# Negations that are verbs or prepositions: a plain negation before one denies it ("don't stop the backups" keeps
+# them running, "not without risk" is with risk), and the two cancel.
+DENYING_WORDS = frozenset({"avoid", "stop", "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden",
+                           "ban", "banned", "without"})  # fmt: skip
+
+
+def _denied_denial(words: list[str], at: int) -> int | None:
+    """Where the word at `at` is a plain negation whose first content word is one of DENYING_WORDS, that word's
+    index ("do not [stop] the workers")."""
+    word = words[at]
+    if word not in PLAIN_NEGATIONS and not word.endswith("n't"):
+        return None
+    for index in range(at + 1, min(len(words), at + 1 + NEGATION_REACH)):
+        if words[index] not in STOPWORDS:
+            return index if words[index] in DENYING_WORDS else None
+    return None
 
 
 def _negating(words: list[str], at: int) -> bool:
