@@ -97,6 +97,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Only the billing service may write to the ledger table.", "Any service may write to the ledger table."),
         ("Users cannot disable two-factor auth.", "Users can disable two-factor auth."),  # "not" + "disable"
         ("Don't stop the workers during a migration.", "Stop the workers during a migration."),
+        ("Staging runs on ARM and production runs on x86.", "Staging runs on x86."),  # a cut across "and"
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

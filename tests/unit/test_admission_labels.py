@@ -218,6 +218,9 @@ def test_a_claim_shortened_without_losing_a_qualifier_is_still_a_duplicate() -> 
         # a cut from inside one clause to inside the one set against it joins halves that say the opposite
         ("The API service is fast but the database is slow.", "The API service is slow."),
         ("The staging cluster runs Kubernetes, while production runs on ECS.", "The staging cluster runs on ECS."),
+        # and across an "and" that joins two clauses
+        ("Staging runs on ARM and production runs on x86.", "Staging runs on x86."),
+        ("Reads go to the replica and writes go to the primary.", "Reads go to the primary."),
         # a clause's subject cut away with the verb or the noun it hung on: its verb now tells of another subject
         ("The manager knew the engineer broke the build.", "The manager broke the build."),
         ("Alice thinks the intern deleted the bucket.", "Alice deleted the bucket."),
@@ -237,6 +240,7 @@ def test_a_cut_that_hands_what_follows_to_another_word_is_not_absorbed(
     ("old", "new"),
     [
         ("The API service is slow.", "The API service is fast but the database is slow."),
+        ("Staging runs on x86.", "Staging runs on ARM and production runs on x86."),
         ("The manager broke the build.", "The manager knew the engineer broke the build."),
         ("The client approved the contract.", "The lawyer who the client called approved the contract."),
     ],
@@ -256,6 +260,21 @@ def test_the_same_words_put_in_are_no_update(old: str, new: str, meaning: float 
 )  # fmt: skip
 def test_an_aside_or_a_step_put_in_updates_the_note(old: str, new: str) -> None:
     assert judge(old, new)[0] is Verdict.RESTATEMENT
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We use Postgres for storage and Redis for caching.", "We use Redis for caching."),
+        ("The API and the worker run on ECS.", "The worker runs on ECS."),
+        ("The team reviewed the design and approved it on Monday.", "The team approved it on Monday."),
+        ("The job reads events from Kafka and writes them to S3.", "The job writes them to S3."),
+    ],
+)  # fmt: skip
+def test_one_of_two_things_joined_by_and_left_out_says_less_not_otherwise(old: str, new: str) -> None:
+    """A cut across "and" changes the claim only where it joins the start of one clause to the end of the next."""
+    assert judge(old, new, 0.95)[0] is Verdict.DUPLICATE
+    assert judge(old, new)[0] is not Verdict.CONFLICT
 
 
 @pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model"])

@@ -32,7 +32,7 @@ from notewell.domain.similarity import (
 from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
 _WORD = re.compile(r"v?\d+(?:[.:]\d+)*[a-z%]*|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.IGNORECASE)  # as similarity._TOKEN
 _SENTENCE_START = re.compile(r"(?:^|[.!?;:\n]\s*|^\s*[-*#>]+\s*|\(\s*)$")
@@ -664,12 +664,27 @@ def _cut_rejoined(
                 governing
                 and _governs(old[i1:i2])
                 and _takes_content(old[i2:])
-                or (i1 not in paused and _bridges(old[i1:i2]))
+                or any(j1 not in paused and _bridges(old[j1:j2]) for j1, j2 in _slid(old, i1, i2))
             )
             or _subject_cut(old, i1, i2)
         )
         for _, i1, i2, _, _ in cuts
     )
+
+
+def _slid(old: tuple[str, ...], i1: int, i2: int) -> Iterator[tuple[int, int]]:
+    """The cut old[i1:i2] and the cuts that leave the same words: slid along where the word it takes at one end is
+    the word it gives back at the other ("runs on [ARM and production runs on] x86" is "[runs on ARM and
+    production] runs on x86")."""
+    yield i1, i2
+    left, right = i1, i2
+    while left > 0 and old[left - 1] == old[right - 1]:
+        left, right = left - 1, right - 1
+        yield left, right
+    left, right = i1, i2
+    while right < len(old) and old[left] == old[right]:
+        left, right = left + 1, right + 1
+        yield left, right
 
 
 # Verbs that take a clause and vouch for it ("knew the engineer broke the build"); REPORTING has those that do not.
@@ -709,12 +724,20 @@ CONTRASTING = frozenset({"but", "while", "whereas", "although", "though", "yet"}
 BRIDGE_WORDS = 6  # a longer cut drops more than the two halves of a contrast
 
 
+# Verbs among the stopwords that take what follows them: a cut across "and" that ends on one (or on a preposition)
+# ends inside the second clause's predicate.
+_LINKING = frozenset({"is", "are", "was", "were", "be", "been", "use", "uses", "used", "has", "have", "had"})
+
+
 def _bridges(cut: tuple[str, ...]) -> bool:
     """Whether the cut runs from inside one clause to inside the contrasting next one, words of substance on both
     sides of the contrasting word ("the service is [fast but the database is] slow" -> "the service is slow"). A cut
-    that opens on that word drops a clause whole ("we host the API [but not the worker] on ECS")."""
+    that opens on that word drops a clause whole ("we host the API [but not the worker] on ECS"). Across "and" only
+    a cut that ends on a word taking what follows joins two clauses ("staging runs on [ARM and production runs on]
+    x86"); "[capital facilities and core competencies]", "[energetic and especially] underhanded" join words."""
+    joins_clauses = cut[-1] in GOVERNING or cut[-1] in _LINKING
     return len(cut) <= BRIDGE_WORDS and any(
-        word in CONTRASTING
+        (word in CONTRASTING or word == "and" and joins_clauses)
         and any(w not in STOPWORDS for w in cut[:at])
         and any(w not in STOPWORDS for w in cut[at + 1 :])
         for at, word in enumerate(cut)
