@@ -76,6 +76,9 @@ NEGATED = [
     ("There were no dropped packets during the load test.", "There were dropped packets during the load test."),
     ("We don't avoid ORMs in the reporting service.", "We avoid ORMs in the reporting service."),
     ("The rollout is not without risk.", "The rollout is without risk."),
+    # a part of a compound put in its opposite, a stopword among the parts aside
+    ("The queue guarantees at-least-once delivery.", "The queue guarantees exactly-once delivery."),
+    ("Backups are stored off-site.", "Backups are stored on-site."),  # two parts: "on" stays
 ]
 
 

@@ -25,6 +25,9 @@ REVERSED = [
     # "replace … with" orders what it takes ("with" pivots only after a verb of replacing)
     ("We replaced Jenkins with GitHub Actions.", "We replaced GitHub Actions with Jenkins."),
     ("We replaced the cron job with a queue worker.", "We replaced the queue worker with a cron job."),
+    # a verb and its particle are the compound the other text writes as one word ("log in" / "login")
+    ("Verify the email before login.", "Log in before verifying the email."),
+    ("Take a backup before the rollback.", "Roll back before backing up."),
 ]  # fmt: skip
 SAID_AGAIN = [
     ("The worker chased the stale locks.", "The stale locks were chased by the worker."),  # passive voice
@@ -43,6 +46,7 @@ SAID_AGAIN = [
     ("Make builds faster or cheaper.", "Make builds cheaper or faster."),  # "or" too
     ("A marriage offer.", "An offer of marriage."),  # no shared word between the parts
     ("We paired Alice with Bob for the audit.", "We paired Bob with Alice for the audit."),  # "with" both ways
+    ("Verify the email before login.", "Verify the email before logging in."),
 ]
 
 

@@ -588,6 +588,27 @@ def _prefix_negations(words: list[str], other: list[str]) -> list[str]:
     return [part for word in words for part in (("not", negated[word]) if word in negated else (word,))]
 
 
+# The particles of verbs that are written as one word too: "log in" / "login", "rolled back" / "rollback".
+PARTICLES = frozenset({"in", "out", "up", "down", "back", "off", "over", "around"})
+
+
+def _particles_joined(words: list[str], other: list[str]) -> list[str]:
+    """`words` with a verb and its particle written as one word where only `other` has that word ("log in before
+    verifying" against "verify before login"): by stem, so "logged in" is "login" too."""
+    if PARTICLES.isdisjoint(words):
+        return words
+    joined = {w for w in other if w.endswith(tuple(PARTICLES))} - set(words)
+    if not joined:
+        return words
+    merged: list[str] = []
+    for word in words:
+        if merged and word in PARTICLES and (compound := stem(merged[-1]) + word) in joined:
+            merged[-1] = compound
+        else:
+            merged.append(word)
+    return merged
+
+
 def _without_prefix(word: str) -> str:
     prefix = next(p for p in NEGATING_PREFIXES if word.startswith(p))
     return word[len(prefix) :].lstrip("-")
@@ -620,6 +641,7 @@ def compare(old: str, new: str) -> Comparison:
         )  # fmt: skip
     old_words, new_words = _choices(old_words), _choices(new_words)
     old_words, new_words = _prefix_negations(old_words, new_words), _prefix_negations(new_words, old_words)
+    old_words, new_words = _particles_joined(old_words, new_words), _particles_joined(new_words, old_words)
     old_bigrams, new_bigrams = bigrams(old_words), bigrams(new_words)
     shared = len(old_bigrams & new_bigrams)
     old_passive, new_passive = _voices(old_words, new_words)

@@ -72,6 +72,7 @@ ANTONYMS = {
         ("same", "different"), ("beginning", "end"), ("start", "end"), ("start", "finish"), ("first", "final"),
         ("beginning", "final"), ("assert", "deny"), ("confirm", "deny"), ("affirm", "deny"), ("actual", "fictional"),
         ("real", "fictional"), ("real", "fake"), ("fact", "fiction"), ("least", "most"), ("more", "fewer"),
+        ("exactly", "least"), ("exactly", "most"),  # "exactly-once delivery" is not "at-least-once"
         # a status and the one it moves on to: "waiting on the vendor for the key" / "received the key"
         ("wait", "receive"), ("waiting", "received"), ("pending", "approved"), ("pending", "done"),
         ("pending", "complete"), ("pending", "merged"), ("pause", "resume"), ("paused", "resumed"),
@@ -519,7 +520,7 @@ def _compound_flipped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     gone = [w for w in dict.fromkeys(old) if "-" in w and w not in new]
     came = [w for w in dict.fromkeys(new) if "-" in w and w not in old] if gone else []
     for old_word, new_word in ((g, c) for g in gone for c in came):
-        old_parts, new_parts = old_word.split("-"), new_word.split("-")
+        old_parts, new_parts = _parts(old_word), _parts(new_word)
         differ = [(x, y) for x, y in zip(old_parts, new_parts, strict=False) if x != y]
         if (
             len(old_parts) == len(new_parts) and len(differ) == 1
@@ -528,6 +529,14 @@ def _compound_flipped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
         ):  # fmt: skip
             return True
     return False
+
+
+def _parts(compound: str) -> list[str]:
+    """The parts of a compound, a stopword among three or more aside: "at-least-once" stands against "exactly-once"
+    ("on-site" keeps its "on": against "off-site")."""
+    parts = compound.split("-")
+    kept = [p for p in parts if p not in STOPWORDS]
+    return kept if len(kept) >= 2 else parts
 
 
 def _denials(words: tuple[str, ...]) -> int:
