@@ -183,6 +183,8 @@ def test_a_word_swapped_for_a_synonym_is_a_duplicate_and_for_a_rival_a_conflict(
     [
         ("The exporters are unwilling to submit their plans.", "The exporters are not willing to submit their plans."),
         ("We don't log session tokens.", "We don\u2019t log session tokens."),
+        ("We don't log session tokens.", "We do not log session tokens."),  # was stored as a new note
+        ("Users cannot disable two-factor auth.", "Users can't disable two-factor auth."),
         ("The admin port is open to the VPN.", "The admin port is not closed to the VPN."),
     ],
 )

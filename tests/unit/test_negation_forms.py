@@ -106,3 +106,9 @@ def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
     assert judge("We don't log tokens.", "We don\u2019t log tokens.")[0] is Verdict.DUPLICATE
     assert judge("We don\u2019t log tokens.", "We don?t log tokens.")[0] is Verdict.DUPLICATE  # an encoding lost it
     assert judge("We dont log tokens.", "We don't log tokens.")[0] is Verdict.DUPLICATE  # typed without it
+    # a contraction written out is the same denial ("do not", "can not", "will not")
+    assert judge("We don't log tokens.", "We do not log tokens.")[0] is Verdict.DUPLICATE
+    assert (
+        judge("Users cannot disable two-factor auth.", "Users can't disable two-factor auth.")[0] is Verdict.DUPLICATE
+    )
+    assert judge("The worker won't retry on a 404.", "The worker will not retry on a 404.")[0] is Verdict.DUPLICATE

@@ -287,11 +287,24 @@ def _but(text: str, start: int, end: int) -> tuple[int, str] | None:
     return None
 
 
+# A denial contracted is the same denial written out: "don't" is "do not", "cannot" and "can't" are "can not".
+_CONTRACTED = re.compile(r"\b([^\W\d_]+)n't\b|\b(can)not\b", re.IGNORECASE)
+_CONTRACTED_HEADS = {"ca": "can", "wo": "will", "sha": "shall", "ai": "is"}
+
+
+def _written_out(match: re.Match[str]) -> str:
+    head = match.group(1) or match.group(2)
+    return f"{_CONTRACTED_HEADS.get(head.casefold(), head)} not"
+
+
 def plain(text: str) -> str:
     """`text` as straight() writes it, with each denial said with "not" and each exception with "except": a
-    contraction's lost apostrophe restored ("dont" -> "don't"), "not" read after a verb of an act not done ("failed
-    to" -> "failed not to") and for "anything but" after "be", "except" for the "but" of "all but"."""
+    contraction's lost apostrophe restored ("dont" -> "don't") and the contraction written out ("do not"), "not"
+    read after a verb of an act not done ("failed to" -> "failed not to") and for "anything but" after "be",
+    "except" for the "but" of "all but"."""
     text = _rewritten(straight(text), _NT, _apostrophe)
+    if "n't" in text or "nnot" in text:
+        text = _CONTRACTED.sub(_written_out, text)
     text = _rewritten(text, _TO, _not_to)
     return _rewritten(text, _BUT, _but) if " but" in text else text
 
@@ -470,9 +483,15 @@ def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -
             if word in CONTRASTS:
                 reach = _phrase(reach)
             followers = [w for w in reach if w not in STOPWORDS and w not in NEGATIONS]
-            if not reach and word in ("not", "no") and index and words[index - 1] != "or":
+            if (
+                not reach
+                and word in ("not", "no")
+                and index
+                and words[index - 1] != "or"
+                and not (word == "not" and words[index - 1] in STOPWORDS)
+            ):
                 # the last word: "of course not", "I hope not" deny the word before ("whether … or not" does not;
-                # "we wouldn't" denies a verb it leaves unsaid). One word: the sentence before may end just there.
+                # "we would not" denies a verb it leaves unsaid). One word: the sentence before may end just there.
                 scoped.update([w for w in words[:index] if w not in STOPWORDS and w not in NEGATIONS][-1:])
                 continue
             scoped.update(followers[: 1 if word in named_first else NEGATION_WINDOW])
