@@ -100,6 +100,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Staging runs on ARM and production runs on x86.", "Staging runs on x86."),  # a cut across "and"
         ("The queue guarantees at-least-once delivery.", "The queue guarantees exactly-once delivery."),
         ("Verify the email before login.", "Log in before verifying the email."),  # "log in" is "login"
+        ("Some endpoints require auth.", "All of the endpoints require auth."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

@@ -43,6 +43,8 @@ ANOTHER_AMOUNT = [
     ("Most tests run in parallel.", "All tests run in parallel."),
     ("Some of the endpoints are cached.", "All of the endpoints are cached."),
     ("Few tests are flaky.", "Many tests are flaky."),
+    ("Some endpoints require auth.", "All of the endpoints require auth."),  # "of the" with one of them only
+    ("Some of the services use gRPC.", "All services use gRPC."),
     # "only" given up for "any": the claim opened to every one of a kind, either way round
     ("Only the billing service may write to the ledger table.", "Any service may write to the ledger table."),
     ("Any service may write to the ledger table.", "Only the billing service may write to the ledger table."),
@@ -51,6 +53,8 @@ SAME_AMOUNT = [
     ("Every service logs to CloudWatch.", "All services log to CloudWatch."),
     ("Each service logs to CloudWatch.", "Every service logs to CloudWatch."),
     ("A few tests are flaky.", "Some tests are flaky."),
+    ("Some endpoints require auth.", "Some of the endpoints require auth."),
+    ("All services log to CloudWatch.", "All of the services log to CloudWatch."),
 ]  # fmt: skip
 ANOTHER_PATH = [
     ("The config lives in src/config/settings.py.", "The config lives in src/settings.py."),

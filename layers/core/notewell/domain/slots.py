@@ -471,13 +471,16 @@ def _only_widened(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     return "only" in old and "only" not in new and bool(_WIDENING.intersection(new) - set(old))
 
 
+QUANTIFIER_WORDS = 3  # "some" / "all of the"
+
+
 def _quantifier_swapped(old: tuple[str, ...], new: tuple[str, ...]) -> bool:
     """A quantifier put in place of one of another group, nothing else of substance with it ("some" / "all")."""
     if QUANTIFIERS.keys().isdisjoint(old) or QUANTIFIERS.keys().isdisjoint(new):
         return False
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace" or i2 - i1 > 2 or j2 - j1 > 2:
+        if tag != "replace" or i2 - i1 > QUANTIFIER_WORDS or j2 - j1 > QUANTIFIER_WORDS:
             continue
         old_amounts = {_amount(old, i) for i in range(i1, i2)} - {None}
         new_amounts = {_amount(new, j) for j in range(j1, j2)} - {None}
