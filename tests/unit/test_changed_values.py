@@ -15,6 +15,7 @@ ANOTHER_UNIT = [
     ("Logs are kept for 7 days.", "Logs are kept for 7 years."),
     ("The access token lives for 15 minutes.", "The access token lives for 15 hours."),
     ("The export job runs hourly.", "The export job runs daily."),
+    ("The index is rebuilt nightly.", "The index is rebuilt weekly."),
     ("Uploads are limited to 10 MB.", "Uploads are limited to 10 GB."),
     ("The cable run is 20 meters.", "The cable run is 20 feet."),
     # a detail added too: not an update that overwrites the old figure
@@ -33,6 +34,7 @@ OPPOSITE_PART = [
     ("Sign-up is opt-in.", "Sign-up is opt-out."),
     ("The reporting replica is read-only.", "The reporting replica is read-write."),
     ("We ship a pre-release build to beta users.", "We ship a post-release build to beta users."),
+    ("Notes are soft-deleted.", "Notes are hard-deleted."),
 ]  # fmt: skip
 SAME_PARTS = [
     ("The widget is rendered client-side.", "The widget is rendered on the client side."),

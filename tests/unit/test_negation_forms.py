@@ -79,6 +79,8 @@ NEGATED = [
     # a part of a compound put in its opposite, a stopword among the parts aside
     ("The queue guarantees at-least-once delivery.", "The queue guarantees exactly-once delivery."),
     ("Backups are stored off-site.", "Backups are stored on-site."),  # two parts: "on" stays
+    ("The disk is hard to replace.", "The disk is easy to replace."),
+    ("The SDK supports Python 3.9 and later.", "The SDK supports Python 3.9 and earlier."),
 ]
 
 

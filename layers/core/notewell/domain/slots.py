@@ -73,6 +73,8 @@ ANTONYMS = {
         ("beginning", "final"), ("assert", "deny"), ("confirm", "deny"), ("affirm", "deny"), ("actual", "fictional"),
         ("real", "fictional"), ("real", "fake"), ("fact", "fiction"), ("least", "most"), ("more", "fewer"),
         ("exactly", "least"), ("exactly", "most"),  # "exactly-once delivery" is not "at-least-once"
+        ("soft", "hard"),  # "soft-deleted" / "hard-deleted", a soft limit / a hard one
+        ("easy", "hard"), ("easy", "difficult"), ("earlier", "later"), ("older", "newer"),
         # a status and the one it moves on to: "waiting on the vendor for the key" / "received the key"
         ("wait", "receive"), ("waiting", "received"), ("pending", "approved"), ("pending", "done"),
         ("pending", "complete"), ("pending", "merged"), ("pause", "resume"), ("paused", "resumed"),
@@ -113,7 +115,7 @@ UNITS = {
     for unit, forms in {
         "nanosecond": "ns nanosecond nanoseconds", "microsecond": "us µs microsecond microseconds",
         "millisecond": "ms msec msecs millisecond milliseconds", "second": "sec secs second seconds",
-        "minute": "min mins minute minutes", "hour": "hr hrs hour hours hourly", "day": "day days daily",
+        "minute": "min mins minute minutes", "hour": "hr hrs hour hours hourly", "day": "day days daily nightly",
         "week": "wk wks week weeks weekly", "fortnight": "fortnight fortnights fortnightly",
         "month": "month months monthly", "quarter": "quarter quarters quarterly",
         "year": "yr yrs year years yearly annually annual", "decade": "decade decades",
@@ -132,7 +134,9 @@ UNITS = {
     }.items()
     for form in forms.split()
 }  # fmt: skip
-FREQUENCIES = frozenset({"hourly", "daily", "weekly", "fortnightly", "monthly", "quarterly", "yearly", "annually"})
+FREQUENCIES = frozenset(
+    {"hourly", "daily", "nightly", "weekly", "fortnightly", "monthly", "quarterly", "yearly", "annually"}
+)
 
 # Words whose swap leaves a claim as it was ("each" record / "every" record, "via" / "through").
 LIGHT = frozenset(
