@@ -326,6 +326,11 @@ def test_a_preference_said_otherwise_is_no_conflict(services: Services, me: Prin
     assert remember(services, me, "The team wants to drop Redis for sessions.") is RememberStatus.CONFLICT
 
 
+def test_a_status_said_in_the_past_updates_the_note(services: Services, me: Principal) -> None:
+    assert remember(services, me, "The signing cert expires in March.") is RememberStatus.CREATED
+    assert remember(services, me, "The signing cert expired in March.") is RememberStatus.UPDATED
+
+
 def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:
     """It was a duplicate (nine words of ten the same): the detail was dropped and the agent told it was known."""
     old = "The deploy pipeline runs the integration tests on every merge to main."

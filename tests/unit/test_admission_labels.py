@@ -262,6 +262,19 @@ def test_an_aside_or_a_step_put_in_updates_the_note(old: str, new: str) -> None:
     assert judge(old, new)[0] is Verdict.RESTATEMENT
 
 
+@pytest.mark.parametrize("meaning", [None, 0.95], ids=["words-only", "model"])
+def test_a_status_said_in_the_past_updates_the_note(meaning: float | None) -> None:
+    """As a duplicate the news that it happened was dropped and the note still said it would."""
+    assert judge("The cert expires in March.", "The cert expired in March.", meaning)[0] is Verdict.RESTATEMENT
+    assert judge("The migration will finish on Friday.", "The migration finished on Friday.", meaning)[0] is (
+        Verdict.RESTATEMENT
+    )
+    # a participle is no past: "is directly connected" / "are connected", "camouflaged" / "camouflage"
+    assert judge("Terminal 6 is directly connected to the battery.", "Terminal 6 and the battery are connected.",
+                 meaning)[0] is not Verdict.RESTATEMENT  # fmt: skip
+    assert judge("A camouflage plane on a field.", "A camouflaged plane on a field.", meaning)[0] is Verdict.DUPLICATE
+
+
 @pytest.mark.parametrize(
     ("old", "new"),
     [

@@ -3,7 +3,8 @@
 Verdicts are tried in this order for every candidate note:
   1. duplicate   — the same claim again (nothing to write): near-identical words, or (with an embedding model)
                    the same meaning in other words, with no value changed, added or swapped in place;
-  2. restatement — the new text is similar, covers most of the old note and is longer: update it in place;
+  2. restatement — the new text is similar, covers most of the old note and is longer, or repeats it with a verb
+                   moved into the past ("expires" -> "expired"): update it in place;
   3. conflict    — same subject, a slot given another value: a name (product, person, place), a number or
                    version, a negation, an antonym, or the same words in reversed order: store nothing and ask
                    the caller to decide;
@@ -23,8 +24,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain import ranking, rules
-from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words
+from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words, tokens
 from notewell.domain.slots import FUNCTION_WORDS, SlotChange, changed_slots
+from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -116,16 +118,16 @@ def judge(
             or (c.content_novelty <= DUPLICATE_MAX_NEW_WORDS and c.content_coverage >= DUPLICATE_MIN_KEPT_WORDS)
         )
     ):
-        return Verdict.DUPLICATE, c
+        return _repeat_verdict(old, new), c
     if (
         same_claim and not c.reordered and c.longer and c.coverage >= RESTATEMENT_COVERAGE
         and c.similarity >= RESTATEMENT_SIMILARITY
     ):  # fmt: skip
         return Verdict.RESTATEMENT, c
     if same_claim and not reversal and meaning is not None and meaning >= DUPLICATE_MEANING and not slots.new_values:
-        return Verdict.DUPLICATE, c  # the same claim in other words
+        return _repeat_verdict(old, new), c  # the same claim in other words
     if same_claim and not reversal and meaning is None and _reworded_alike(slots, replacements):
-        return Verdict.DUPLICATE, c  # no model, but every word changed is one the lexicon holds for the same
+        return _repeat_verdict(old, new), c  # no model, but every word changed is one the lexicon holds for the same
     on_topic = meaning is not None and meaning >= TOPIC_MEANING
     if (altered or slots.numbers_swapped or slots.paths_swapped) and (
         (c.overlap >= ALTERED_OVERLAP and c.jaccard >= ALTERED_JACCARD) or on_topic
@@ -138,6 +140,36 @@ def judge(
     if reversal:
         return Verdict.CONFLICT, c
     return Verdict.UNRELATED, c
+
+
+def _repeat_verdict(old: str, new: str) -> Verdict:
+    """A repeat is a duplicate, unless a verb both say is in the past in one and in the present or future in the
+    other ("the cert expires in March" / "… expired in March", "will finish" / "finished"): a status moved on,
+    which updates the note rather than being dropped."""
+    old_past, old_now = _tenses(tokens(old))
+    new_past, new_now = _tenses(tokens(new))
+    return Verdict.RESTATEMENT if (old_now & new_past) or (old_past & new_now) else Verdict.DUPLICATE
+
+
+# After these an "-ed" word is a participle, not the past: "requests are served", "TLS must never be disabled".
+_PARTICIPLE_AFTER = frozenset({"is", "are", "am", "be", "been", "being", "get", "gets", "got"})
+_FUTURE = frozenset({"will", "shall"})
+
+
+def _tenses(words: list[str]) -> tuple[set[str], set[str]]:
+    """(stems of verbs in the regular past, stems of verbs in the present's "-s" form or after "will"):
+    "expired"; "expires", "will expire". Not "need" or "speed" (no "-ed" ending), nor the participle of "are
+    served"; words either way in the text count as neither."""
+    past: set[str] = set()
+    now: set[str] = set()
+    for at, word in enumerate(words):
+        base = stem(word)
+        before = words[at - 1] if at else ""
+        if word.endswith("ed") and base != word and before not in _PARTICIPLE_AFTER:
+            past.add(base)
+        elif (word.endswith("s") and base != word and before not in STOPWORDS) or before in _FUTURE:
+            now.add(base)
+    return past - now, now - past
 
 
 def _weigh_replacements(
