@@ -101,6 +101,7 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("The queue guarantees at-least-once delivery.", "The queue guarantees exactly-once delivery."),
         ("Verify the email before login.", "Log in before verifying the email."),  # "log in" is "login"
         ("Some endpoints require auth.", "All of the endpoints require auth."),
+        ("After the review, payments call the ledger service.", "The ledger service calls payments."),  # reversed
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

@@ -28,6 +28,10 @@ REVERSED = [
     # a verb and its particle are the compound the other text writes as one word ("log in" / "login")
     ("Verify the email before login.", "Log in before verifying the email."),
     ("Take a backup before the rollback.", "Roll back before backing up."),
+    # the old text says more around the two parts: the new one, made of its words only, still reverses it
+    ("After the review, payments call the ledger service.", "The ledger service calls payments."),
+    ("In the new design, the gateway sits in front of the load balancer.",
+     "The load balancer sits in front of the gateway."),
 ]  # fmt: skip
 SAID_AGAIN = [
     ("The worker chased the stale locks.", "The stale locks were chased by the worker."),  # passive voice
@@ -47,6 +51,7 @@ SAID_AGAIN = [
     ("A marriage offer.", "An offer of marriage."),  # no shared word between the parts
     ("We paired Alice with Bob for the audit.", "We paired Bob with Alice for the audit."),  # "with" both ways
     ("Verify the email before login.", "Verify the email before logging in."),
+    ("After the review, payments call the ledger service.", "The ledger service is called by payments."),
 ]
 
 

@@ -44,6 +44,7 @@ RESTATEMENT_SIMILARITY = 0.3  # ...and is still recognisably the same text
 ALTERED_OVERLAP = 0.6  # a negation or number change only matters when both talk about the same things...
 ALTERED_JACCARD = 0.4  # ...and neither text is mostly about something else (a short claim inside a long note)
 REVERSAL_JACCARD = 0.75  # the same content words in another order: a reversal
+OPENING_WORDS = 6  # "After the review," "In the new design,": a phrase before the first comma, this long at most
 SWAP_OVERLAP = 0.6  # a swapped name or antonym matters when the texts share most words of the shorter one...
 SWAP_JACCARD = 0.25  # ...and are not mostly about other things (looser than ALTERED_JACCARD: a name is one word)
 # With an embedding model (cosine of all-MiniLM-L6-v2 vectors; tuned on the tune split of the public pairs and on
@@ -101,6 +102,11 @@ def judge(
     if slots.names_swapped and replacements is not None and _renamed_alike(slots, replacements):
         slots = replace(slots, names_swapped=False)
     reversal = c.reordered and c.jaccard >= REVERSAL_JACCARD and (meaning is None or c.content_novelty == 0)
+    if c.reordered and not reversal and (rest := _after_opening(old)) is not None:
+        # the old text opens with a phrase the new one leaves out ("After the review, payments call the ledger." /
+        # "The ledger calls payments."): the claim after it, reversed, is a reversal too
+        after = compare(rest, new)
+        reversal = after.reordered and after.jaccard >= REVERSAL_JACCARD and after.content_novelty == 0
     # A number changed, or a word negated in one text only; a negation that comes with a word's opposite ("open"
     # -> "not closed") alters nothing.
     altered = c.numbers_changed or (c.polarity_flipped and not slots.negated_opposite)
@@ -140,6 +146,12 @@ def judge(
     if reversal:
         return Verdict.CONFLICT, c
     return Verdict.UNRELATED, c
+
+
+def _after_opening(text: str) -> str | None:
+    """`text` after an opening phrase set off by a comma ("After the review, payments call …"), if it has one."""
+    head, comma, rest = text.partition(",")
+    return rest if comma and rest.strip() and len(head.split()) <= OPENING_WORDS else None
 
 
 def _repeat_verdict(old: str, new: str) -> Verdict:
