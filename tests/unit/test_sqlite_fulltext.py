@@ -418,6 +418,30 @@ def test_candidates_rank_the_closest_notes_first_and_keep_to_project_filters_and
     assert index.candidates(WS, PROJECT, "", NO_FILTERS, 10) == []
 
 
+@pytest.mark.parametrize("query", ["canary rollback deploy", "service", "service canary", "nothing-like-this"])
+def test_ranked_ids_are_the_search_ranking_without_reading_the_notes(
+    store: SqliteStore, index: SqliteFullTextIndex, query: str
+) -> None:
+    notes = many_notes()
+    add(store, *notes, *(replace(n, id=f"n_{900 + i:026d}", project_id="prj_two") for i, n in enumerate(notes)))
+    add(store, replace(notes[29], id="n_" + "8" * 26, type=NoteType.DECISION, title="Canary rollback"))
+    decisions = SearchFilters(types=frozenset({NoteType.DECISION}))
+
+    for filters in (NO_FILTERS, decisions):
+        searched = [(hit.note.id, hit.score) for hit in index.search(WS, PROJECT, query, filters, 7)]
+        assert index.ranked_ids(WS, PROJECT, query, filters, 7) == searched
+
+
+def test_ranked_ids_raise_search_unavailable_when_the_index_is_gone(
+    store: SqliteStore, index: SqliteFullTextIndex
+) -> None:
+    add(store, make_note(1, "Indexed", "text"))
+    store.connection().execute("DROP TABLE notes_fts")
+
+    with pytest.raises(SearchUnavailableError):
+        index.ranked_ids(WS, PROJECT, "indexed", NO_FILTERS, 10)
+
+
 def test_candidates_raise_search_unavailable_when_the_index_is_gone(
     store: SqliteStore, index: SqliteFullTextIndex
 ) -> None:

@@ -1325,6 +1325,22 @@ class SqliteFullTextIndex:
             hits.append(SearchHit(note, score, rules.excerpt(snippets.get(seq) or note.body, SNIPPET_CHARS)))
         return hits
 
+    def ranked_ids(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        words = _query_terms(query)
+        if not words or limit <= 0:
+            return []
+        params = _scope(workspace_id, project_id, filters)
+        try:
+            connection = self._store.connection()
+            with _read_snapshot(connection):
+                count, tokens = self._project_size(connection, params)
+                ranked = _ranked(connection, words, params, count, tokens, limit) if count else []
+        except sqlite3.Error as exc:
+            raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
+        return [(note_id, score) for _, note_id, score in ranked]
+
     def candidates(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int, *, min_terms: int = 1
     ) -> list[SearchHit]:
