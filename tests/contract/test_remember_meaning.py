@@ -102,6 +102,9 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Verify the email before login.", "Log in before verifying the email."),  # "log in" is "login"
         ("Some endpoints require auth.", "All of the endpoints require auth."),
         ("After the review, payments call the ledger service.", "The ledger service calls payments."),  # reversed
+        # a verb that denies what it takes, an auxiliary's denial: duplicates with the model
+        ("The v2 API is backwards compatible.", "The v2 API breaks backwards compatibility."),
+        ("Should we use Redis for the job queue? We wouldn't.", "Should we use Redis for the job queue? We would."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(
@@ -188,6 +191,7 @@ def test_a_word_swapped_for_a_synonym_is_a_duplicate_and_for_a_rival_a_conflict(
         ("We don't log session tokens.", "We do not log session tokens."),  # was stored as a new note
         ("Users cannot disable two-factor auth.", "Users can't disable two-factor auth."),
         ("The admin port is open to the VPN.", "The admin port is not closed to the VPN."),
+        ("Do not deploy without a review.", "Never deploy without a review."),  # a conflict with the model
     ],
 )
 def test_a_denial_said_otherwise_is_a_duplicate(services: Services, me: Principal, old: str, new: str) -> None:

@@ -44,6 +44,11 @@ SAID_AGAIN = [
     # a verb that denies, denied: the same two denials said in another order
     ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
     ("We never drop tables in production.", "Tables are never dropped in production."),
+    # one denial said two ways: "do not" / "never"
+    ("Do not deploy without a review.", "Never deploy without a review."),
+    ("The worker will not retry on a 404.", "The worker never retries on a 404."),
+    # a verb that denies, denied: "does not break" keeps it
+    ("The v2 API does not break backwards compatibility.", "The v2 API is backwards compatible."),
 ]  # fmt: skip
 NEGATED = [
     ("They are willing to pay for support.", "They are unwilling to pay for support."),
@@ -81,6 +86,14 @@ NEGATED = [
     ("Backups are stored off-site.", "Backups are stored on-site."),  # two parts: "on" stays
     ("The disk is hard to replace.", "The disk is easy to replace."),
     ("The SDK supports Python 3.9 and later.", "The SDK supports Python 3.9 and earlier."),
+    # verbs that deny what they take
+    ("The v2 API is backwards compatible.", "The v2 API breaks backwards compatibility."),
+    ("The new schema is backwards compatible with v1 clients.", "The new schema breaks v1 clients."),
+    ("The v2 API breaks backwards compatibility.", "The v2 API does not break backwards compatibility."),
+    ("The export API has pagination.", "The export API lacks pagination."),
+    # a "not" ending the text after an auxiliary denies what the auxiliary stands for
+    ("Should we use Redis? We wouldn't.", "Should we use Redis? We would."),
+    ("Deploys and hotfixes are allowed on Fridays.", "Deploys are allowed on Fridays, but hotfixes are not."),
 ]
 
 

@@ -35,12 +35,17 @@ _NUMERO = re.compile(r"(?:(?<=[^\W\d_] )No|\b[Nn]o\.)\s*(?=\d+\b)")
 _ANSWER = re.compile(r"(^|[.!?]\s+)no\s*[,!]", re.IGNORECASE | re.MULTILINE)
 _ANSWER_HINT = re.compile(r"no\s*[,!]", re.IGNORECASE)  # a quick look first: most texts hold no answer
 
+# Verbs that deny what they take, no further than its phrase: "breaks backwards compatibility" is not backwards
+# compatible, "lacks pagination" has none; "it broke his heart and haunted him" denies no haunting, "a fire breaks
+# out in the metro" and "a lunch break in China" deny nothing.
+VERB_DENIALS = frozenset({"break", "breaks", "broke", "lacks", "lacked", "lacking"})
 NEGATIONS = frozenset(
     {
         "not", "no", "never", "none", "nothing", "without", "cannot", "can't", "don't",
         "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't", "shouldn't", "mustn't", "avoid", "stop",
         "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden", "ban", "banned", "instead",
         "rather", "unlike", "except", "nor", "neither", "hardly", "barely", "scarcely", "nobody", "nowhere", "non",
+        *VERB_DENIALS,
     }
 )  # fmt: skip
 # Negations that only deny what follows them: one claim negated with "no" is the same claim negated with "not"
@@ -332,7 +337,8 @@ def bigrams(words: list[str]) -> set[tuple[str, str]]:
 
 
 def content_words(words: list[str]) -> set[str]:
-    return {w for w in words if w not in STOPWORDS and w not in NEGATIONS}
+    # a verb that denies is a word of the claim too: "lunch break in China" / "… in Thailand" share "break"
+    return {w for w in words if w not in STOPWORDS and (w not in NEGATIONS or w in VERB_DENIALS)}
 
 
 def numbers(words: list[str]) -> set[str]:
@@ -480,18 +486,13 @@ def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -
             reach = words[index + 1 : index + 1 + NEGATION_REACH]
             if reach[:1] == ["longer"]:  # "no longer" is one negation: "longer" is none of what it denies
                 reach = words[index + 2 : index + 2 + NEGATION_REACH]
-            if word in CONTRASTS:
+            if word in CONTRASTS or word in VERB_DENIALS:
                 reach = _phrase(reach)
             followers = [w for w in reach if w not in STOPWORDS and w not in NEGATIONS]
-            if (
-                not reach
-                and word in ("not", "no")
-                and index
-                and words[index - 1] != "or"
-                and not (word == "not" and words[index - 1] in STOPWORDS)
-            ):
-                # the last word: "of course not", "I hope not" deny the word before ("whether … or not" does not;
-                # "we would not" denies a verb it leaves unsaid). One word: the sentence before may end just there.
+            if not reach and word in ("not", "no") and index and words[index - 1] != "or":
+                # the last word: "of course not", "I hope not" deny the word before ("whether … or not" does not);
+                # "Should we use Redis? We would not." denies what the auxiliary stands for, told by the word before
+                # it. One word: the sentence before may end just there.
                 scoped.update([w for w in words[:index] if w not in STOPWORDS and w not in NEGATIONS][-1:])
                 continue
             scoped.update(followers[: 1 if word in named_first else NEGATION_WINDOW])
@@ -501,7 +502,7 @@ def negated_words(words: list[str], named_first: frozenset[str] = frozenset()) -
 # Negations that are verbs or prepositions: a plain negation before one denies it ("don't stop the backups" keeps
 # them running, "not without risk" is with risk), and the two cancel.
 DENYING_WORDS = frozenset({"avoid", "stop", "stopped", "drop", "dropped", "disable", "disabled", "forbid", "forbidden",
-                           "ban", "banned", "without"})  # fmt: skip
+                           "ban", "banned", "without", "break", "broke", "lack", "lacked"})  # fmt: skip
 
 
 def _denied_denial(words: list[str], at: int) -> int | None:
@@ -647,7 +648,13 @@ def denied_alike(one: tuple[str, ...], other: tuple[str, ...]) -> bool:
 
 def _stems(words: list[str]) -> list[str]:
     """Content words by stem; stopwords, negations and numbers as they are (the lists name their surface forms)."""
-    return [w if w in STOPWORDS or w in NEGATIONS or _NUMBER.search(w) else stem(w) for w in words]
+    return [w if w in STOPWORDS or w in NEGATIONS or _NUMBER.search(w) else _stem_kept(w) for w in words]
+
+
+def _stem_kept(word: str) -> str:
+    """The word's stem, unless the stem is a verb that denies and the word is not: "breaking changes" deny nothing."""
+    base = stem(word)
+    return word if base in VERB_DENIALS else base
 
 
 @functools.lru_cache(maxsize=256)  # admission gates a pair before it judges it

@@ -881,7 +881,10 @@ PREFERRING = frozenset({
     ("want", "to"), ("wants", "to"), ("would", "rather"), ("would", "like", "to"), ("prefer", "to"),
     ("prefers", "to"), ("would", "prefer", "to"),
 })  # fmt: skip
-INTERCHANGEABLE = (CEASING, PREFERRING)
+# One denial said two ways: "Do not deploy without a review." / "Never deploy without a review.". Not "is not" /
+# "is never" (now against always).
+DENYING_ALWAYS = frozenset({("never",), ("do", "not"), ("does", "not"), ("will", "not"), ("must", "never")})
+INTERCHANGEABLE = (CEASING, PREFERRING, DENYING_ALWAYS)
 # Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
 FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
 MAX_NAMES = 3  # names weighed on each side, at most
@@ -926,5 +929,9 @@ def _swapped_in_place(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[
     return [
         (old_words[i1:i2], new_words[j1:j2])
         for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag == "replace" and i2 - i1 == j2 - j1 <= 2 and (i1 > 0 or i2 < len(old_words))
+        if tag == "replace"
+        and i2 - i1 == j2 - j1 <= 2
+        and (i1 > 0 or i2 < len(old_words))
+        # one denial for another ("not" / "never") is no value swapped: the phrases around them tell
+        and not PLAIN_NEGATIONS.issuperset((*old_words[i1:i2], *new_words[j1:j2]))
     ]
