@@ -102,8 +102,10 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Verify the email before login.", "Log in before verifying the email."),  # "log in" is "login"
         ("Some endpoints require auth.", "All of the endpoints require auth."),
         ("After the review, payments call the ledger service.", "The ledger service calls payments."),  # reversed
-        # a verb that denies what it takes, an auxiliary's denial: duplicates with the model
+        # a verb that denies what it takes, a comparative turned, an auxiliary's denial: duplicates with the model
         ("The v2 API is backwards compatible.", "The v2 API breaks backwards compatibility."),
+        ("Uploads larger than 10 MB go to S3 directly.", "Uploads smaller than 10 MB go to S3 directly."),
+        ("Requests longer than 30 seconds time out.", "Requests shorter than 30 seconds time out."),
         ("Should we use Redis for the job queue? We wouldn't.", "Should we use Redis for the job queue? We would."),
     ],
 )  # fmt: skip

@@ -44,6 +44,7 @@ SAID_AGAIN = [
     # a verb that denies, denied: the same two denials said in another order
     ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
     ("We never drop tables in production.", "Tables are never dropped in production."),
+    ("Uploads larger than 10 MB go to S3 directly.", "Uploads bigger than 10 MB go to S3 directly."),
     # one denial said two ways: "do not" / "never"
     ("Do not deploy without a review.", "Never deploy without a review."),
     ("The worker will not retry on a 404.", "The worker never retries on a 404."),
@@ -86,6 +87,11 @@ NEGATED = [
     ("Backups are stored off-site.", "Backups are stored on-site."),  # two parts: "on" stays
     ("The disk is hard to replace.", "The disk is easy to replace."),
     ("The SDK supports Python 3.9 and later.", "The SDK supports Python 3.9 and earlier."),
+    # comparatives: the stemmer keeps "larger" apart from "large"
+    ("Uploads larger than 10 MB go to S3 directly.", "Uploads smaller than 10 MB go to S3 directly."),
+    ("Requests longer than 30 seconds time out.", "Requests shorter than 30 seconds time out."),
+    ("Alerts fire when latency is greater than 500 ms.", "Alerts fire when latency is less than 500 ms."),
+    ("The new index is better for prefix queries.", "The new index is worse for prefix queries."),
     # verbs that deny what they take
     ("The v2 API is backwards compatible.", "The v2 API breaks backwards compatibility."),
     ("The new schema is backwards compatible with v1 clients.", "The new schema breaks v1 clients."),

@@ -75,6 +75,15 @@ ANTONYMS = {
         ("exactly", "least"), ("exactly", "most"),  # "exactly-once delivery" is not "at-least-once"
         ("soft", "hard"),  # "soft-deleted" / "hard-deleted", a soft limit / a hard one
         ("easy", "hard"), ("easy", "difficult"), ("earlier", "later"), ("older", "newer"),
+        # sizes and speeds, and their comparatives: the stemmer keeps "larger" apart from "large", and the model
+        # scores "larger" / "smaller" as alike (0.87), so "uploads larger than 10 MB" / "… smaller …" was a repeat
+        ("fast", "slow"), ("strong", "weak"), ("heavy", "light"), ("wide", "narrow"), ("young", "old"),
+        ("dark", "light"), ("better", "worse"), ("best", "worst"), ("larger", "smaller"), ("bigger", "smaller"),
+        ("largest", "smallest"), ("biggest", "smallest"), ("longer", "shorter"), ("longest", "shortest"),
+        ("hotter", "colder"), ("warmer", "colder"), ("highest", "lowest"), ("fastest", "slowest"),
+        ("earliest", "latest"), ("oldest", "newest"), ("older", "younger"), ("easier", "harder"),
+        ("stronger", "weaker"), ("heavier", "lighter"), ("wider", "narrower"), ("greater", "less"),
+        ("greater", "smaller"), ("greater", "fewer"), ("cheaper", "costlier"),
         # a status and the one it moves on to: "waiting on the vendor for the key" / "received the key"
         ("wait", "receive"), ("waiting", "received"), ("pending", "approved"), ("pending", "done"),
         ("pending", "complete"), ("pending", "merged"), ("pause", "resume"), ("paused", "resumed"),
