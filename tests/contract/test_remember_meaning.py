@@ -338,10 +338,16 @@ def test_a_status_said_in_the_past_updates_the_note(services: Services, me: Prin
     assert remember(services, me, "The signing cert expired in March.") is RememberStatus.UPDATED
 
 
-def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal) -> None:
-    """It was a duplicate (nine words of ten the same): the detail was dropped and the agent told it was known."""
-    old = "The deploy pipeline runs the integration tests on every merge to main."
-    new = "The deploy pipeline runs the integration tests on every merge to main and on release tags."
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The deploy pipeline runs the integration tests on every merge to main.",
+         "The deploy pipeline runs the integration tests on every merge to main and on release tags."),
+        ("The upgrade breaks the login page.", "The upgrade breaks the login page on Safari."),  # a name added
+    ],
+)  # fmt: skip
+def test_a_repeat_that_adds_a_detail_updates_the_note(services: Services, me: Principal, old: str, new: str) -> None:
+    """Each was a duplicate (most words the same): the detail was dropped and the agent told it was known."""
     assert remember(services, me, old) is RememberStatus.CREATED
     assert remember(services, me, new) is RememberStatus.UPDATED
     project = services.deps.store.get_project(me.workspace_id, "orders")

@@ -111,20 +111,23 @@ def judge(
     # -> "not closed") alters nothing.
     altered = c.numbers_changed or (c.polarity_flipped and not slots.negated_opposite)
     same_claim = not altered and not slots.changed and not swapped and not unsure
-    # A longer text that keeps every word of substance and adds two or more adds a detail ("… and on release
-    # tags"): it updates the note; as a repeat the detail would be dropped
-    adds_detail = c.longer and c.content_coverage == 1 and len(c.content_added - FUNCTION_WORDS) >= DETAIL_WORDS
+    # A longer text that keeps every word of substance and adds two or more, or a name or number, adds a detail
+    # ("… and on release tags", "… the login page on Safari"): it updates the note; as a repeat it would be dropped
+    adds_detail = (
+        c.longer
+        and c.content_coverage == 1
+        and (len(c.content_added - FUNCTION_WORDS) >= DETAIL_WORDS or slots.new_values)
+    )
     if (
         same_claim
         and not c.reordered
-        and not adds_detail
         and (
             c.similarity >= DUPLICATE_SIMILARITY
             or (c.novelty <= DUPLICATE_MAX_NOVELTY and not c.longer)
             or (c.content_novelty <= DUPLICATE_MAX_NEW_WORDS and c.content_coverage >= DUPLICATE_MIN_KEPT_WORDS)
         )
     ):
-        return _repeat_verdict(old, new), c
+        return (Verdict.RESTATEMENT if adds_detail else _repeat_verdict(old, new)), c
     if (
         same_claim and not c.reordered and c.longer and c.coverage >= RESTATEMENT_COVERAGE
         and c.similarity >= RESTATEMENT_SIMILARITY

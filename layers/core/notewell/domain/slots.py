@@ -266,7 +266,7 @@ def _read_values(text: str) -> Values:
             words.append(number(token))
             continue
         words.append(token.casefold())
-        if len(token) < 2 or token == "I":
+        if len(token) < 2 or token == "I" or text.startswith("$", match.end()):  # "US$38b": a currency, no name
             continue
         if token[0].isupper():
             capitalised.add(token.casefold())
