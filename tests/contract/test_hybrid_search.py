@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from notewell.adapters.hash_embedder import HashEmbedder
-from notewell.adapters.sqlite import SqliteStore, SqliteVectorIndex
+from notewell.adapters.sqlite import SqliteFullTextIndex, SqliteStore, SqliteVectorIndex
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
@@ -142,6 +142,53 @@ def test_a_down_keyword_index_leaves_the_vector_leg_fused_with_the_ranked_scan(
     outcome = services.search.run(me, "p", "deploy the frontend to Vercel", semantic=True)
     assert outcome.mode is SearchMode.HYBRID  # the keyword leg is the in-process scan now, still a ranking
     assert [h.note.id for h in outcome.hits][0] == note
+
+
+class CountingIndex(SqliteFullTextIndex):
+    """SQLite's full-text index, counting which of its rankings each call used."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        super().__init__(store)
+        self.used: list[str] = []
+
+    def search(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[SearchHit]:
+        self.used.append("search")
+        return super().search(workspace_id, project_id, query, filters, limit)
+
+    def ranked_ids(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[str, float]]:
+        self.used.append("ranked_ids")
+        return super().ranked_ids(workspace_id, project_id, query, filters, limit)
+
+    def candidates(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int, *, min_terms: int = 1
+    ) -> list[SearchHit]:
+        self.used.append("candidates")
+        return super().candidates(workspace_id, project_id, query, filters, limit, min_terms=min_terms)
+
+
+def test_a_search_reads_keyword_ids_and_candidates_keep_the_index_s_cheaper_ranking(
+    sqlite: SqliteStore, clock: FixedClock
+) -> None:
+    """search_notes fuses the keyword leg's ids and reads only the notes it keeps; get_context's relevant notes and
+    remember's candidates take FTS5's own ranking, which costs less than the project-scoped BM25 of a search."""
+    index = CountingIndex(sqlite)
+    services = bootstrap(Settings(), store=sqlite, search=index, clock=clock, embedder=HashEmbedder())
+    me = signed_in(services)
+    wanted = create(services, me, "Frontend hosting", "We deploy the frontend to Vercel from the main branch.")
+    create(services, me, "Billing", "Invoices are stored as integer cents.")
+
+    index.used.clear()
+    outcome = services.search.run(me, "p", "deploy frontend", semantic=True)
+    assert (outcome.mode, outcome.hits[0].note.id, index.used) == (SearchMode.HYBRID, wanted, ["ranked_ids"])
+    assert "Vercel" in outcome.hits[0].snippet
+
+    index.used.clear()
+    context = services.context.get_context(me, "p", query="deploy frontend")
+    assert wanted in str(context.packed.sections) and index.used == ["candidates"]
 
 
 def test_an_edit_replaces_the_note_vector(sqlite: SqliteStore, clock: FixedClock) -> None:

@@ -161,7 +161,10 @@ class SearchService:
         pool = related_pool(limit)
         vector = vector if vector is not None else meaning.embed_one(text)
         nearest = meaning.nearest(ws, project_id, vector, pool)
-        if keyword_hits is None and isinstance(self._fulltext, RankedIds):
+        # Candidates (remember's, get_context's): an index in step with the store ranks them itself, more cheaply than
+        # a search (SQLite: FTS5's own bm25, in C); a stream-fed one (OpenSearch) ranks them as a search, by ids.
+        ids_first = not candidates or self._fresh is not None
+        if keyword_hits is None and ids_first and isinstance(self._fulltext, RankedIds):
             try:
                 ranked = self._fulltext.ranked_ids(ws, project_id, text, filters, pool)
             except SearchUnavailableError as exc:
