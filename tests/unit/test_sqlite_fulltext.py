@@ -432,24 +432,15 @@ def test_ranked_ids_are_the_search_ranking_without_reading_the_notes(
         assert index.ranked_ids(WS, PROJECT, query, filters, 7) == searched
 
 
-def test_ranked_ids_raise_search_unavailable_when_the_index_is_gone(
-    store: SqliteStore, index: SqliteFullTextIndex
+@pytest.mark.parametrize("ranking", ["candidates", "ranked_ids"])
+def test_candidates_and_ranked_ids_raise_search_unavailable_when_the_index_is_gone(
+    store: SqliteStore, index: SqliteFullTextIndex, ranking: str
 ) -> None:
     add(store, make_note(1, "Indexed", "text"))
     store.connection().execute("DROP TABLE notes_fts")
 
     with pytest.raises(SearchUnavailableError):
-        index.ranked_ids(WS, PROJECT, "indexed", NO_FILTERS, 10)
-
-
-def test_candidates_raise_search_unavailable_when_the_index_is_gone(
-    store: SqliteStore, index: SqliteFullTextIndex
-) -> None:
-    add(store, make_note(1, "Indexed", "text"))
-    store.connection().execute("DROP TABLE notes_fts")
-
-    with pytest.raises(SearchUnavailableError):
-        index.candidates(WS, PROJECT, "indexed", NO_FILTERS, 10)
+        getattr(index, ranking)(WS, PROJECT, "indexed", NO_FILTERS, 10)
 
 
 def test_candidates_rank_by_the_rarest_words_and_skip_words_in_most_notes(

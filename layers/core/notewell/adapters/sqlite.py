@@ -1303,22 +1303,7 @@ class SqliteFullTextIndex:
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[SearchHit]:
         words = _query_terms(query)
-        if not words or limit <= 0:
-            return []
-        params = _scope(workspace_id, project_id, filters)
-        try:
-            connection = self._store.connection()
-            with _read_snapshot(connection):
-                count, tokens = self._project_size(connection, params)
-                ranked = _ranked(connection, words, params, count, tokens, limit) if count else []
-                if not ranked:
-                    return []
-                seqs = _json([seq for seq, _, _ in ranked])
-                rows = {row[0]: row[1:] for row in connection.execute(_HIT_ROWS, {"seqs": seqs})}
-                snippet = {"seqs": seqs, "snippet": _any_of(words)}
-                snippets = dict(connection.execute(_HIT_SNIPPETS, snippet).fetchall())
-        except sqlite3.Error as exc:
-            raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
+        ranked, rows, snippets = self._ranking(workspace_id, project_id, words, filters, limit, read_notes=True)
         hits: list[SearchHit] = []
         for seq, _, score in ranked:
             note = _note_from_row(rows[seq])
@@ -1329,17 +1314,32 @@ class SqliteFullTextIndex:
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[tuple[str, float]]:
         words = _query_terms(query)
+        ranked, _, _ = self._ranking(workspace_id, project_id, words, filters, limit, read_notes=False)
+        return [(note_id, score) for _, note_id, score in ranked]
+
+    def _ranking(
+        self, workspace_id: str, project_id: str, words: Sequence[str], filters: SearchFilters, limit: int, *,
+        read_notes: bool,
+    ) -> tuple[list[tuple[int, str, float]], dict[int, tuple[Any, ...]], dict[int, str]]:  # fmt: skip
+        """The project's best `limit` notes for `words` as (seq, id, score), and with `read_notes` their rows and
+        FTS5 snippets by seq, all read from one snapshot."""
         if not words or limit <= 0:
-            return []
+            return [], {}, {}
         params = _scope(workspace_id, project_id, filters)
         try:
             connection = self._store.connection()
             with _read_snapshot(connection):
                 count, tokens = self._project_size(connection, params)
                 ranked = _ranked(connection, words, params, count, tokens, limit) if count else []
+                if not ranked or not read_notes:
+                    return ranked, {}, {}
+                seqs = _json([seq for seq, _, _ in ranked])
+                rows = {row[0]: row[1:] for row in connection.execute(_HIT_ROWS, {"seqs": seqs})}
+                snippet = {"seqs": seqs, "snippet": _any_of(words)}
+                snippets = dict(connection.execute(_HIT_SNIPPETS, snippet).fetchall())
         except sqlite3.Error as exc:
             raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
-        return [(note_id, score) for _, note_id, score in ranked]
+        return ranked, rows, snippets
 
     def candidates(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int, *, min_terms: int = 1
