@@ -48,6 +48,10 @@ SAID_AGAIN = [
     # one denial said two ways: "do not" / "never"
     ("Do not deploy without a review.", "Never deploy without a review."),
     ("The worker will not retry on a 404.", "The worker never retries on a 404."),
+    # a verb that denies said with a denial
+    ("The export endpoint lacks pagination.", "The export endpoint has no pagination."),
+    ("The export endpoint lacks pagination.", "The export endpoint does not have pagination."),
+    ("The v2 API breaks backwards compatibility.", "The v2 API is not backwards compatible."),
     # a verb that denies, denied: "does not break" keeps it
     ("The v2 API does not break backwards compatibility.", "The v2 API is backwards compatible."),
 ]  # fmt: skip

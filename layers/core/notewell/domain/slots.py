@@ -893,7 +893,13 @@ PREFERRING = frozenset({
 # One denial said two ways: "Do not deploy without a review." / "Never deploy without a review.". Not "is not" /
 # "is never" (now against always).
 DENYING_ALWAYS = frozenset({("never",), ("do", "not"), ("does", "not"), ("will", "not"), ("must", "never")})
-INTERCHANGEABLE = (CEASING, PREFERRING, DENYING_ALWAYS)
+# A verb that denies, said with a denial, in the same tense: "lacks pagination" / "has no pagination", "breaks
+# backwards compatibility" / "is not backwards compatible" ("broke" / "breaks" is left to the model: the same verb).
+LACKING = frozenset({("lacks",), ("has", "no"), ("have", "no"), ("does", "not", "have"), ("do", "not", "have")})
+LACKED = frozenset({("lacked",), ("had", "no"), ("did", "not", "have")})
+BREAKING = frozenset({("breaks",), ("is", "not"), ("are", "not")})
+BROKE = frozenset({("broke",), ("was", "not"), ("were", "not")})
+INTERCHANGEABLE = (CEASING, PREFERRING, DENYING_ALWAYS, LACKING, LACKED, BREAKING, BROKE)
 # Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
 FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
 MAX_NAMES = 3  # names weighed on each side, at most
