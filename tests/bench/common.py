@@ -116,14 +116,20 @@ def round_summary(rounds: list[list[float]], elapsed: float, errors: int = 0) ->
     return summary
 
 
-def timed_rounds(ops: dict[str, tuple[Callable[[Any], object], Sequence[Any]]], rounds: int) -> dict[str, Any]:
-    """Call each op on its arguments, split into `rounds` rounds that alternate between the ops."""
+def timed_rounds(
+    ops: dict[str, tuple[Callable[[Any], object], Sequence[Any]]],
+    rounds: int,
+    orders: Sequence[Sequence[str]] = (),
+) -> dict[str, Any]:
+    """Call each op on its arguments, split into `rounds` rounds that alternate between the ops: round n calls them
+    in `orders[n % len(orders)]` if orders are given, else as `ops` lists them."""
     clock = time.perf_counter
     samples: dict[str, list[list[float]]] = {name: [] for name in ops}
     elapsed = dict.fromkeys(ops, 0.0)
     split = {name: chunks(arguments, rounds) for name, (_, arguments) in ops.items()}
     for number in range(rounds):
-        for name, (call, _) in ops.items():
+        for name in orders[number % len(orders)] if orders else list(ops):
+            call = ops[name][0]
             these: list[float] = []
             started = clock()
             for argument in split[name][number]:

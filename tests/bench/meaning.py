@@ -13,7 +13,9 @@ For each size:
      difference implies;
   2. search_notes through the core on the imported notes: semantic (hybrid) against keywords only, p50/p95;
   3. remember through the core with the model on (tests/bench/remember.py: new content, exact repeats, longer
-     restatements) on a data dir seeded note by note, and the same without a model for comparison.
+     restatements) on a data dir seeded note by note, and the same without a model for comparison. Every size is
+     seeded first and the calls are timed in rounds alternating between the sizes, so the 10k/1k ratio compares
+     calls made in the same minutes.
 Then once, on the largest imported data dir: `notewell serve` started on it (an existing data dir, as `make serve`
 runs it): seconds until it accepts connections and until its first semantic search_notes is answered over MCP,
 its memory (VmHWM, VmRSS) after searches with every vector loaded, and the same server without a model; and the
@@ -48,7 +50,7 @@ from tests.bench.common import PROJECT, log, table, timed_rounds
 from tests.bench.corpus import Corpus, english_words
 from tests.bench.local_server import HOST, Served, free_port, wait_for_port
 from tests.bench.portability import export_file
-from tests.bench.remember import KINDS, STATEMENTS_TIMED, bench_remember
+from tests.bench.remember import KINDS, STATEMENTS_TIMED, bench_remember_sizes
 from tests.bench.run import mcp_client, tool_caller
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from notewell.domain.model import Principal
 
 START_TIMEOUT_S = 120.0
+REMEMBER_WARMUP = 20  # remember calls of each kind before the timed ones, on each seeded store
 EMBED_EXTRA = "embed"
 
 
@@ -303,6 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--calls", type=int, default=150, help="remember calls of each kind")
     parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=10, help="rounds the remember calls are split into")
     parser.add_argument("--vocabulary", choices=("english", "generated"), default="english")
     parser.add_argument("--out", type=Path, default=Path(".bench/meaning.json"))
     args = parser.parse_args(argv)
@@ -316,18 +320,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="notewell-bench-meaning-") as tmp:
         workdir = Path(tmp)
         largest: dict[str, Any] = {}
+        embedders: tuple[EmbedderChoice, ...] = ("none", "local")
         for size in sizes:
             row: dict[str, Any] = {"import": {}, "remember": {}}
-            embedders: tuple[EmbedderChoice, ...] = ("none", "local")
             for embedder in embedders:
                 row["import"][embedder] = import_and_search(size, workdir, corpus, embedder, args.searches)
-                remember_dir = workdir / f"remember-{embedder}-{size}"
-                remember_dir.mkdir()
-                row["remember"][embedder] = bench_remember(
-                    size, remember_dir, corpus, args.calls, 20, 5, profile=False, profile_calls=0, embedder=embedder
-                )
             document["sizes"][str(size)] = row
             largest = row["import"]
+        for embedder in embedders:
+            remembered = bench_remember_sizes(
+                sizes, workdir / f"remember-{embedder}", corpus, args.calls, REMEMBER_WARMUP, args.rounds,
+                embedder=embedder,
+            )  # fmt: skip
+            for size, result in remembered.items():
+                document["sizes"][str(size)]["remember"][embedder] = result
         if largest:
             home = workdir / "home"
             home.mkdir()

@@ -12,7 +12,9 @@ runs in this process, on a fresh data dir, against the same seeded notes as the 
 from __future__ import annotations
 
 import collections
+import contextlib
 import cProfile
+import dataclasses
 import io
 import pstats
 import random
@@ -28,7 +30,7 @@ from notewell.services.memory import CANDIDATE_STATUSES, CANDIDATES, RememberReq
 from tests.bench.common import PROJECT, CpuWatch, cpu_note, log, new_principal, seed, table, timed_rounds
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
     from notewell.domain.model import Principal
@@ -137,10 +139,44 @@ def profile_remember(
     return reports
 
 
-def bench_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup: int, rounds: int, *, profile: bool,
-                   profile_calls: int, embedder: EmbedderChoice = "none") -> dict[str, Any]:  # fmt: skip
-    """Seed `size` notes on a fresh SQLite store, then time `calls` remember calls of each kind (with the embedding
-    model named, or words only)."""
+@dataclasses.dataclass
+class SeededRemember:
+    """One size's seeded store after the warm-up: the timed calls of each kind, and what the result records."""
+
+    size: int
+    store: SqliteStore
+    services: Services
+    principal: Principal
+    result: dict[str, Any]
+    statuses: dict[str, collections.Counter[str]]
+    ops: dict[str, tuple[Callable[[str], object], Sequence[str]]]
+    profile_statements: Sequence[Statement]
+    profile_repeats: Sequence[str]
+
+    def finish(self, timed: dict[str, Any], cpu_share: dict[str, float], *, profile: bool) -> dict[str, Any]:
+        result = self.result
+        result["cpu_share"] = cpu_share
+        for kind in KINDS:
+            timed[kind]["statuses"] = {status: self.statuses[kind][status] for status in STATUSES}
+            timed[kind]["expected_status"] = EXPECTED[kind]
+        result["remember"] = timed
+        result["notes_at_end"] = result["notes_at_start"] + sum(c["created"] for c in self.statuses.values())
+        result["fts_matches"] = {
+            kind: candidate_matches(self.store, list(self.ops[kind][1][:MATCH_SAMPLE]), result["notes_at_end"])
+            for kind in ("new", "repeat")
+        }
+        if profile:
+            result["profile"] = profile_remember(
+                self.services, self.principal, self.profile_statements, self.profile_repeats, self.size
+            )
+        return result
+
+
+@contextlib.contextmanager
+def seeded_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup: int, *, profile_calls: int = 0,
+                    embedder: EmbedderChoice = "none") -> Iterator[SeededRemember]:  # fmt: skip
+    """Seed `size` notes on a fresh SQLite store (with the embedding model named, or words only) and make the
+    warm-up calls; the store stays open until the block ends."""
     data_dir = workdir / "data"
     data_dir.mkdir(parents=True)
     result: dict[str, Any] = {"size": size, "embedder": embedder}
@@ -151,8 +187,7 @@ def bench_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup:
         log(f"remember, {size:,} notes: seeding through NoteService.create (in-process, no server)")
         ids, result["seeding"] = seed(services, principal, corpus.notes(size))
         rng = random.Random(f"{corpus.seed}/remember/{size}")
-        extra = profile_calls if profile else 0
-        repeats = repeat_bodies(services, principal, ids, warmup + calls + extra, rng)
+        repeats = repeat_bodies(services, principal, ids, warmup + calls + profile_calls, rng)
         warm_statements = corpus.statements(warmup, stream=STATEMENTS_WARMUP)
         statements = corpus.statements(calls, stream=STATEMENTS_TIMED)
 
@@ -165,38 +200,61 @@ def bench_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup:
         result["notes_at_start"] = size + sum(counter["created"] for counter in statuses.values())  # + warm-up's
         for counter in statuses.values():
             counter.clear()
-
-        log(f"  remember: {calls} calls of each kind in {rounds} interleaved rounds")
-        watch = CpuWatch()
-        timed = timed_rounds(
-            {
+        yield SeededRemember(
+            size=size,
+            store=store,
+            services=services,
+            principal=principal,
+            result=result,
+            statuses=statuses,
+            ops={
                 "new": (calls_of["new"], [s.text for s in statements]),
                 "repeat": (calls_of["repeat"], repeats[warmup : warmup + calls]),
                 "restatement": (calls_of["restatement"], [s.restated for s in statements]),
             },
-            rounds,
+            profile_statements=corpus.statements(profile_calls, stream=STATEMENTS_PROFILE) if profile_calls else [],
+            profile_repeats=repeats[warmup + calls :],
         )
-        result["cpu_share"] = watch.shares()
-        for kind in KINDS:
-            timed[kind]["statuses"] = {status: statuses[kind][status] for status in STATUSES}
-            timed[kind]["expected_status"] = EXPECTED[kind]
-        result["remember"] = timed
-        result["notes_at_end"] = result["notes_at_start"] + sum(counter["created"] for counter in statuses.values())
-        result["fts_matches"] = {
-            "new": candidate_matches(store, [s.text for s in statements[:MATCH_SAMPLE]], result["notes_at_end"]),
-            "repeat": candidate_matches(store, repeats[warmup : warmup + MATCH_SAMPLE], result["notes_at_end"]),
-        }
-        if profile:
-            result["profile"] = profile_remember(
-                services,
-                principal,
-                corpus.statements(profile_calls, stream=STATEMENTS_PROFILE),
-                repeats[warmup + calls :],
-                size,
-            )
     finally:
         store.close()
-    return result
+
+
+def bench_remember(size: int, workdir: Path, corpus: Corpus, calls: int, warmup: int, rounds: int, *, profile: bool,
+                   profile_calls: int, embedder: EmbedderChoice = "none") -> dict[str, Any]:  # fmt: skip
+    """Seed `size` notes on a fresh SQLite store, then time `calls` remember calls of each kind (with the embedding
+    model named, or words only)."""
+    with seeded_remember(size, workdir, corpus, calls, warmup, profile_calls=profile_calls if profile else 0,
+                         embedder=embedder) as seeded:  # fmt: skip
+        log(f"  remember: {calls} calls of each kind in {rounds} interleaved rounds")
+        watch = CpuWatch()
+        timed = timed_rounds(dict(seeded.ops), rounds)
+        return seeded.finish(timed, watch.shares(), profile=profile)
+
+
+def bench_remember_sizes(sizes: Sequence[int], workdir: Path, corpus: Corpus, calls: int, warmup: int, rounds: int,
+                         *, embedder: EmbedderChoice = "none") -> dict[int, dict[str, Any]]:  # fmt: skip
+    """bench_remember for several sizes at once: every size is seeded first, then the calls are timed in rounds that
+    alternate between the sizes as well as the kinds (the sizes' order flipping each round), so a ratio between
+    sizes compares calls made in the same minutes: a machine that slows down or speeds up mid-run moves both."""
+    with contextlib.ExitStack() as stack:
+        seeded = {
+            size: stack.enter_context(
+                seeded_remember(size, workdir / f"n{size}", corpus, calls, warmup, embedder=embedder)
+            )  # fmt: skip
+            for size in sizes
+        }
+        ops = {f"{size}/{kind}": op for size, one in seeded.items() for kind, op in one.ops.items()}
+        # Kinds keep their order inside a size: a restatement must follow the call that created its note.
+        ascending = [f"{size}/{kind}" for size in sizes for kind in KINDS]
+        descending = [f"{size}/{kind}" for size in reversed(sizes) for kind in KINDS]
+        log(f"  remember: {calls} calls of each kind and size in {rounds} rounds alternating {len(sizes)} sizes")
+        watch = CpuWatch()
+        timed = timed_rounds(ops, rounds, orders=(ascending, descending))
+        shares = watch.shares()
+        return {
+            size: one.finish({kind: timed[f"{size}/{kind}"] for kind in KINDS}, shares, profile=False)
+            for size, one in seeded.items()
+        }
 
 
 def report_remember(r: dict[str, Any]) -> str:
