@@ -13,7 +13,7 @@ from notewell.bootstrap import Services, bootstrap
 from notewell.config import EmbedderChoice, Settings
 from notewell.domain.hybrid import embedding_text
 from notewell.domain.model import NoteType, Principal
-from notewell.ports import Store
+from notewell.ports import Store, TextLookup
 from notewell.services.memory import RememberRequest, RememberStatus
 from tests.support.embedders import CountingEmbedder
 
@@ -234,6 +234,26 @@ def test_an_exact_repeat_is_a_duplicate_before_the_model_runs(store: Store, cloc
     assert embedder.texts == []  # a repeat word for word costs no embedding
     changed = services.memory.remember(me, RememberRequest("orders", POSTGRES.replace("16", "17")))
     assert changed.status is RememberStatus.CONFLICT and embedder.texts  # anything else is weighed by the model
+
+
+def test_an_exact_repeat_is_found_by_its_opening_before_any_full_text_lookup(
+    services: Services, me: Principal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store that looks notes up by their opening text answers an exact repeat from that index, whatever the size of
+    the full-text index; one that cannot (DynamoDB) finds it through the keyword leg."""
+    assert remember(services, me, POSTGRES) is RememberStatus.CREATED
+    lookups: list[str] = []
+    keyword_leg = services.search.related_keyword
+
+    def counted(*args: object, **kwargs: object) -> object:
+        lookups.append("keyword")
+        return keyword_leg(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(services.search, "related_keyword", counted)
+    assert remember(services, me, POSTGRES) is RememberStatus.DUPLICATE
+    assert lookups == ([] if isinstance(services.deps.store, TextLookup) else ["keyword"])
+    assert remember(services, me, POSTGRES.replace("16", "17")) is RememberStatus.CONFLICT
+    assert lookups[-1:] == ["keyword"]  # anything else is looked up as before
 
 
 def test_a_restatement_keeps_the_vector_remember_computed_for_it(store: Store, clock: FixedClock) -> None:

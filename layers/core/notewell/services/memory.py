@@ -19,7 +19,7 @@ from notewell.services.notes import NoteService, NoteView, request_hash
 from notewell.services.search import related_pool
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from notewell.domain.model import IdempotencyRecord, SearchHit
     from notewell.ports import Lexicon, Vector
@@ -190,14 +190,20 @@ class MemoryService:
     ) -> RememberOutcome:
         ws = principal.workspace_id
         query = admission.candidate_query(content)
-        keyword_hits = self._search.related_keyword(ws, project.id, query, related_pool(CANDIDATES))
         store = self._deps.store
+
+        def repeat_among(notes: Iterable[Note]) -> Note | None:
+            live = [n for n in notes if n.status in CANDIDATE_STATUSES and n.id not in superseded]
+            return admission.exact_repeat(content, live)
+
+        # A note that starts with the same text is found by an index on its opening, however many notes the project
+        # holds: an exact repeat is answered before the full-text lookup, whose cost grows with the index.
         alike = store.notes_starting_like(ws, project.id, content, REPEATS) if isinstance(store, TextLookup) else []
-        repeated = admission.exact_repeat(
-            content,
-            [n for n in [*alike, *(h.note for h in keyword_hits)] if n.status in CANDIDATE_STATUSES
-             and n.id not in superseded],
-        )  # fmt: skip
+        repeated = repeat_among(alike)
+        keyword_hits: Sequence[SearchHit] = []
+        if repeated is None:
+            keyword_hits = self._search.related_keyword(ws, project.id, query, related_pool(CANDIDATES))
+            repeated = repeat_among(h.note for h in keyword_hits)
         vector: Vector | None = None
         if repeated is not None:  # known word for word: no model, no comparison
             judgement = admission.Judgement(Verdict.DUPLICATE, repeated, None)
