@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from notewell.domain.admission import Verdict, judge
+from notewell.domain.similarity import plain
 from notewell.domain.slots import changed_slots
 
 SAID_AGAIN = [
@@ -47,6 +48,9 @@ SAID_AGAIN = [
     ("Uploads larger than 10 MB go to S3 directly.", "Uploads bigger than 10 MB go to S3 directly."),
     # one denial said two ways: "do not" / "never"
     ("Do not deploy without a review.", "Never deploy without a review."),
+    # a question tag is no denial, and a question that proposes keeps its own
+    ("We deploy on Fridays, don't we?", "We deploy on Fridays."),
+    ("Why don't we cache the tokens?", "Why don't we cache the tokens?"),
     ("The worker will not retry on a 404.", "The worker never retries on a 404."),
     # a verb that denies said with a denial
     ("The export endpoint lacks pagination.", "The export endpoint has no pagination."),
@@ -104,6 +108,8 @@ NEGATED = [
     # a "not" ending the text after an auxiliary denies what the auxiliary stands for
     ("Should we use Redis? We wouldn't.", "Should we use Redis? We would."),
     ("Deploys and hotfixes are allowed on Fridays.", "Deploys are allowed on Fridays, but hotfixes are not."),
+    # a question tag says the claim it ends: "…, don't we?" denies nothing
+    ("We deploy on Fridays, don't we?", "We don't deploy on Fridays."),
 ]
 
 
@@ -137,3 +143,11 @@ def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
         judge("Users cannot disable two-factor auth.", "Users can't disable two-factor auth.")[0] is Verdict.DUPLICATE
     )
     assert judge("The worker won't retry on a 404.", "The worker will not retry on a 404.")[0] is Verdict.DUPLICATE
+
+
+def test_a_question_tag_denies_nothing_and_a_proposal_keeps_its_denial() -> None:
+    assert plain("We use Redis for sessions, don't we?") == "We use Redis for sessions?"
+    assert plain("but we do don't we") == "but we do"
+    assert plain("So why don't we?") == "So why do not we?"  # a proposal, not a tag
+    assert plain("Can't we?") == "can not we?"  # opens its sentence: no claim before it to tag
+    assert judge("We don't deploy on Fridays.", "We deploy on Fridays, don't we?")[0] is Verdict.CONFLICT

@@ -302,12 +302,29 @@ def _written_out(match: re.Match[str]) -> str:
     return f"{_CONTRACTED_HEADS.get(head.casefold(), head)} not"
 
 
+# A question tag ends a statement and denies nothing: "We deploy on Fridays, don't we?" says we do. Not after a
+# question word ("So why don't we?" proposes) nor opening its sentence ("Can't we?").
+_TAG = re.compile(
+    r"(?<=[^\W\d_])(,?\s+)(?:do|does|did|is|are|was|were|has|have|had|can|could|will|would|should|must|wo|ca|ai)"
+    r"n't\s+(?:i|we|you|they|he|she|it|there)(?=\s*(?:[?.!]|$))",
+    re.IGNORECASE | re.MULTILINE,
+)
+_TAG_NOT_AFTER = frozenset({"why", "what", "how", "where", "when", "who", "which"})
+
+
+def _untagged(match: re.Match[str]) -> str:
+    before = _word_before(match.string, match.start())
+    return match.group() if match.string[before : match.start()].casefold() in _TAG_NOT_AFTER else ""
+
+
 def plain(text: str) -> str:
     """`text` as straight() writes it, with each denial said with "not" and each exception with "except": a
-    contraction's lost apostrophe restored ("dont" -> "don't") and the contraction written out ("do not"), "not"
-    read after a verb of an act not done ("failed to" -> "failed not to") and for "anything but" after "be",
-    "except" for the "but" of "all but"."""
+    contraction's lost apostrophe restored ("dont" -> "don't") and the contraction written out ("do not") once
+    question tags are gone ("…, don't we?"), "not" read after a verb of an act not done ("failed to" -> "failed
+    not to") and for "anything but" after "be", "except" for the "but" of "all but"."""
     text = _rewritten(straight(text), _NT, _apostrophe)
+    if "n't" in text:
+        text = _TAG.sub(_untagged, text)
     if "n't" in text or "nnot" in text:
         text = _CONTRACTED.sub(_written_out, text)
     text = _rewritten(text, _TO, _not_to)
