@@ -107,8 +107,9 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Uploads larger than 10 MB go to S3 directly.", "Uploads smaller than 10 MB go to S3 directly."),
         ("Requests longer than 30 seconds time out.", "Requests shorter than 30 seconds time out."),
         ("Should we use Redis for the job queue? We wouldn't.", "Should we use Redis for the job queue? We would."),
-        # a question tag denies nothing
+        # a question tag denies nothing; a past form the stemmer cuts short
         ("We deploy on Fridays, don't we?", "We don't deploy on Fridays."),
+        ("We removed the Redis cache.", "We added the Redis cache."),
     ],
 )  # fmt: skip
 def test_a_changed_fact_is_a_conflict_with_both_resolutions(

@@ -40,6 +40,9 @@ NOT_STATED = [
     # what only seems so
     ("It seems the leak comes from the connection pool.", "The leak comes from the connection pool."),
     ("It appears that the search index is stale.", "The search index is stale."),
+    # in another tense: a wish for what is not so, a belief about what was
+    ("We use Redis for sessions.", "I wish we used Redis for sessions."),
+    ("Alice thinks the job failed on Friday.", "The job fails on Friday."),
 ]  # fmt: skip
 STATED = [
     ("We use PostgreSQL for orders; tests run against SQLite.", "Tests run against SQLite."),

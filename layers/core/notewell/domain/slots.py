@@ -63,7 +63,14 @@ ANTONYMS = {
         ("son", "daughter"), ("brother", "sister"), ("king", "queen"), ("near", "far"), ("day", "night"),
         ("yes", "no"), ("like", "dislike"), ("love", "hate"),
         ("good", "bad"), ("high", "low"), ("pass", "fail"), ("succeed", "fail"),
-        ("succeeded", "failed"),  # the stemmer leaves "succeed" and "succeeded" apart
+        ("succeeded", "failed"),  # the stemmer leaves "succeed" and "succeeded" apart, and "add" and "added"
+        ("added", "removed"), ("won", "lost"), ("gained", "lost"), ("bought", "sold"), ("forbidden", "allowed"),
+        ("kept", "removed"), ("began", "finished"), ("began", "ended"),  # past forms the stemmer does not reach
+        # states a note reports: "Login works." / "Login is broken." (WordNet gives "work" and "break" a sense in
+        # common), "The queue is empty." / "… full."
+        ("working", "broken"), ("empty", "full"), ("approve", "reject"), ("acquire", "release"),
+        ("flaky", "stable"), ("create", "drop"), ("create", "delete"), ("enabled", "off"), ("disabled", "on"),
+        ("online", "down"), ("offline", "up"),
         ("warm", "cold"),
         # a step of a decision or a document is not the next one: "evaluating Kafka" / "adopted Kafka"
         ("evaluate", "adopt"), ("consider", "adopt"), ("draft", "final"), ("draft", "published"),
@@ -800,12 +807,17 @@ def _unasserted(text: str, claim: tuple[str, ...]) -> bool:
     size = len(claim)
     if size < 2 or claim[0] not in values(text).words:  # the claim can stand only where its first word does
         return False
+    # in any tense: "I wish we used Redis" only wishes what "We use Redis" states
+    stems = [stem(w) for w in claim]
     for sentence in _CLAUSE_END.split(text):
         words = values(sentence).words
         if len(words) <= size or claim[0] not in words:
             continue
         for start, word in enumerate(words[: len(words) - size + 1]):
-            if word == claim[0] and words[start : start + size] == claim and _supposed(words, start, start + size):
+            if (
+                word == claim[0] and [stem(w) for w in words[start : start + size]] == stems
+                and _supposed(words, start, start + size)
+            ):  # fmt: skip
                 return True
     return False
 
