@@ -107,8 +107,10 @@ def remember(services: Services, me: Principal, content: str, **extra: object) -
         ("Uploads larger than 10 MB go to S3 directly.", "Uploads smaller than 10 MB go to S3 directly."),
         ("Requests longer than 30 seconds time out.", "Requests shorter than 30 seconds time out."),
         ("Should we use Redis for the job queue? We wouldn't.", "Should we use Redis for the job queue? We would."),
-        # a question tag denies nothing; a past form the stemmer cuts short
+        # a question tag denies nothing; a short note's word turned; a past form the stemmer cuts short
         ("We deploy on Fridays, don't we?", "We don't deploy on Fridays."),
+        ("The migration succeeded.", "The migration failed."),
+        ("The API is fast.", "The API is slow."),
         ("We removed the Redis cache.", "We added the Redis cache."),
     ],
 )  # fmt: skip

@@ -110,6 +110,9 @@ NEGATED = [
     ("Deploys and hotfixes are allowed on Fridays.", "Deploys are allowed on Fridays, but hotfixes are not."),
     # a question tag says the claim it ends: "…, don't we?" denies nothing
     ("We deploy on Fridays, don't we?", "We don't deploy on Fridays."),
+    # a short note with one word turned: too few words shared for a swap's overlap
+    ("The migration succeeded.", "The migration failed."),
+    ("The API is fast.", "The API is slow."),
     # past forms the stemmer cuts short ("added" is "ad")
     ("We removed the Redis cache.", "We added the Redis cache."),
     ("The team won the contract.", "The team lost the contract."),

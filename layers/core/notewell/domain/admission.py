@@ -24,8 +24,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain import ranking, rules
-from notewell.domain.similarity import STOPWORDS, Comparison, compare, content_words, tokens
-from notewell.domain.slots import FUNCTION_WORDS, SlotChange, changed_slots
+from notewell.domain.similarity import PLAIN_NEGATIONS, STOPWORDS, Comparison, compare, content_words, tokens
+from notewell.domain.slots import FUNCTION_WORDS, MAX_REPLACED_WORDS, SlotChange, changed_slots
 from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
@@ -93,10 +93,9 @@ def judge(
     cosine: Meaning.pair_similarities). Without either, the word rules decide alone.
     `shortcut=False` runs every rule even for texts out of each other's reach (tests check it changes nothing)."""
     c = compare(old, new)
-    if shortcut and not _within_reach(
-        c, meaning
-    ):  # nothing below can fire: spare the slot analysis of a long unrelated note
-        return Verdict.UNRELATED, c
+    near = _near(c, meaning)
+    if shortcut and not near and not _same_frame(old, new, c):
+        return Verdict.UNRELATED, c  # nothing below can fire: spare the slot analysis of a long unrelated note
     slots = changed_slots(old, new)
     swapped, unsure = _weigh_replacements(slots, meaning, replacements)
     if slots.names_swapped and replacements is not None and _renamed_alike(slots, replacements):
@@ -135,7 +134,9 @@ def judge(
         return Verdict.RESTATEMENT, c
     if same_claim and not reversal and meaning is not None and meaning >= DUPLICATE_MEANING and not slots.new_values:
         return _repeat_verdict(old, new), c  # the same claim in other words
-    if same_claim and not reversal and meaning is None and _reworded_alike(slots, replacements):
+    # (a short note in the same frame is no repeat by the lexicon's word: it holds "component" / "section" alike,
+    # and "the primary component" is not "the last section")
+    if same_claim and not reversal and meaning is None and near and _reworded_alike(slots, replacements):
         return _repeat_verdict(old, new), c  # no model, but every word changed is one the lexicon holds for the same
     on_topic = meaning is not None and meaning >= TOPIC_MEANING
     if (altered or slots.numbers_swapped or slots.paths_swapped) and (
@@ -143,12 +144,33 @@ def judge(
     ):
         return Verdict.CONFLICT, c
     if (slots.names_swapped or slots.antonym_flipped or slots.qualifier_dropped or slots.cut_rejoined or swapped) and (
-        (c.overlap >= SWAP_OVERLAP and c.jaccard >= SWAP_JACCARD) or on_topic
+        (c.overlap >= SWAP_OVERLAP and c.jaccard >= SWAP_JACCARD)
+        or on_topic
+        # a model weighs the short phrases of a short note as other values too readily ("did not change" / "stayed
+        # the same"): with one, only an opposite or a name the lexicon's lists know counts here
+        or (_same_frame(old, new, c) and (meaning is None or slots.antonym_flipped or slots.names_swapped))
     ):
         return Verdict.CONFLICT, c
     if reversal:
         return Verdict.CONFLICT, c
     return Verdict.UNRELATED, c
+
+
+def _same_frame(old: str, new: str, c: Comparison) -> bool:
+    """The same sentence with a phrase or two put in place of others, however short: "The migration succeeded." /
+    "… failed." share one content word of two, too few for a swap's overlap, and say the other thing."""
+    if not c.content_added or len(c.content_added) > MAX_REPLACED_WORDS or c.content_coverage == 0:
+        return False  # most candidates: another note, whose words are mostly other words
+    slots = changed_slots(old, new)
+    return (
+        slots.only_replacements and bool(slots.replacements)
+        # a phrase denied for another ("did not budge" / "moved") may say the same or the opposite: no frame to read
+        and not any(_denied(gone) != _denied(came) for gone, came in slots.replacements)
+    )  # fmt: skip
+
+
+def _denied(phrase: str) -> bool:
+    return sum(word in PLAIN_NEGATIONS for word in phrase.split()) % 2 == 1
 
 
 def _after_opening(text: str) -> str | None:
@@ -241,15 +263,17 @@ def replacements_of(
 
 def weighing_matters(old: str, new: str, meaning: float | None) -> bool:
     """Whether judge(old, new, meaning, replacements) can depend on `replacements`: only when the two texts pass
-    one of its gates (a duplicate or restatement by words, a swap between texts that share their words, or texts
-    on the same topic). Elsewhere the verdict is 'unrelated' whatever the weights, so remember does not pay the
-    model for phrases of notes about something else."""
-    return _within_reach(compare(old, new), meaning)
+    one of its gates (a duplicate or restatement by words, a swap between texts that share their words or a short
+    note's frame, or texts on the same topic). Elsewhere the verdict is 'unrelated' whatever the weights, so
+    remember does not pay the model for phrases of notes about something else."""
+    c = compare(old, new)
+    return _near(c, meaning) or _same_frame(old, new, c)
 
 
-def _within_reach(c: Comparison, meaning: float | None) -> bool:
-    """Whether the texts pass a gate of judge() beyond 'unrelated': the same topic by meaning, a swap's shared words
-    (looser than an altered claim's and a reversal's), or a duplicate's or restatement's wording."""
+def _near(c: Comparison, meaning: float | None) -> bool:
+    """Whether the texts pass a gate of judge() beyond 'unrelated' (but a short note's frame, _same_frame): the same
+    topic by meaning, a swap's shared words (looser than an altered claim's and a reversal's), or a duplicate's or
+    restatement's wording."""
     return (
         (meaning is not None and meaning >= TOPIC_MEANING)
         or (c.overlap >= SWAP_OVERLAP and c.jaccard >= SWAP_JACCARD)
