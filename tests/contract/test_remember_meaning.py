@@ -352,6 +352,24 @@ def test_a_claim_said_again_otherwise_is_a_duplicate(services: Services, me: Pri
     assert remember(services, me, new) is RememberStatus.DUPLICATE
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "turned"),
+    [
+        ("Caching is off.", "Caching is disabled.", "Caching is on."),
+        ("The payments service is down.", "The payments service is offline.", "The payments service is up."),
+        ("The deploy is blocked on the security review.", "The deploy is waiting on the security review.",
+         "The deploy is unblocked."),
+    ],
+)  # fmt: skip
+def test_a_state_said_in_other_words_is_no_conflict(
+    services: Services, me: Principal, old: str, new: str, turned: str
+) -> None:
+    """Each was a conflict with the model, which weighs "off" / "disabled" as two values; the state turned is one."""
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) is not RememberStatus.CONFLICT
+    assert remember(services, me, turned) is RememberStatus.CONFLICT
+
+
 def test_a_preference_said_otherwise_is_no_conflict(services: Services, me: Principal) -> None:
     """It was a conflict with the model: "wants to" and "would rather" were weighed as two values (0.33)."""
     assert remember(services, me, "The team wants to keep Redis for sessions.") is RememberStatus.CREATED

@@ -181,6 +181,9 @@ def test_a_file_that_is_not_a_lexicon_is_refused() -> None:
         ("PostgreSQL", "MySQL", False), ("GraphQL", "REST", False), ("Vercel", "Netlify", False),
         ("Japan", "China", False), ("red", "yellow", False), ("18th", "11th", False),
         ("tiny", "small", True), ("happy", "joyful", True), ("batery", "battery", True), ("Redis", "reds", False),
+        # states a note gives a service or a flag, which WordNet holds apart
+        ("off", "disabled", True), ("down", "offline", True), ("done", "finished", True), ("up", "running", True),
+        ("off", "enabled", False), ("down", "online", False),
     ],
 )  # fmt: skip
 def test_the_shipped_lexicon(old: str, new: str, alike: bool) -> None:

@@ -56,6 +56,15 @@ _FUNCTION_WORDS = frozenset({
     "been", "being", "it", "its", "this", "that", "these", "those", "as", "from", "can", "may", "will", "would",
     "should", "could", "do", "does", "did", "has", "have", "had", "not", "no", "never",
 })  # fmt: skip  # negations too: whether a claim is negated is the similarity rules' to say, not a sense of a word
+# States a note gives a service, a flag or a task, said in words WordNet holds apart and a sentence model weighs as
+# other values ("Caching is off." / "Caching is disabled." was a conflict with the model).
+_SAME_STATES = frozenset(
+    pair
+    for x, y in (("off", "disabled"), ("down", "offline"), ("up", "online"), ("up", "running"),
+                 ("online", "running"), ("done", "complete"), ("done", "finished"), ("complete", "finished"),
+                 ("blocked", "waiting"))
+    for pair in ((x, y), (y, x))
+)  # fmt: skip
 _WORD = re.compile(r"[a-z][a-z'-]*|\S*\d\S*")
 _DIGIT = re.compile(r"\d")
 _POSSESSIVE = re.compile(r"'s?$")  # "France's" is France; WordNet's lookup does not strip it
@@ -88,6 +97,8 @@ class Lexicon:
         if not old_words or not new_words or any(_DIGIT.search(w) for w in (*old_words, *new_words)):
             return None
         old_whole, new_whole = "_".join(old_words), "_".join(new_words)  # WordNet writes "dining room" so
+        if (old_whole, new_whole) in _SAME_STATES:
+            return ALIKE
         old_known, new_known = self.senses(old_whole), self.senses(new_whole)
         if old_known and new_known:  # both entries as they stand: "kitchen" / "dining room" is decided whole
             if self._related(old_known, new_known):
