@@ -116,6 +116,7 @@ NEGATED = [
     # past forms the stemmer cuts short ("added" is "ad")
     ("We removed the Redis cache.", "We added the Redis cache."),
     ("The team won the contract.", "The team lost the contract."),
+    ("The service went offline after we set up the proxy.", "The service went online after we set up the proxy."),
 ]
 
 

@@ -69,8 +69,9 @@ ANTONYMS = {
         # states a note reports: "Login works." / "Login is broken." (WordNet gives "work" and "break" a sense in
         # common), "The queue is empty." / "… full."
         ("working", "broken"), ("empty", "full"), ("approve", "reject"), ("acquire", "release"),
-        ("flaky", "stable"), ("create", "drop"), ("create", "delete"), ("enabled", "off"), ("disabled", "on"),
-        ("online", "down"), ("offline", "up"),
+        ("flaky", "stable"), ("create", "drop"), ("create", "delete"),
+        # (not "enabled" / "off" nor "offline" / "up": a text holding a word's opposite flips nothing, and "on" and "up"
+        # are in most texts: "went offline after we set up the proxy" / "went online …" would flip nothing)
         ("warm", "cold"),
         # a step of a decision or a document is not the next one: "evaluating Kafka" / "adopted Kafka"
         ("evaluate", "adopt"), ("consider", "adopt"), ("draft", "final"), ("draft", "published"),
