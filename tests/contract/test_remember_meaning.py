@@ -344,10 +344,12 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("The build is rather slow.", "The build is slow."),  # "rather" denies only before "than"
         ("Auth signs JWT access tokens with RS256.", "Auth signs JWTs as access tokens with RS256."),  # a plural
         ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
+        ("The PR is waiting for review.", "The PR is pending review."),  # a state said two ways
     ],
 )
 def test_a_claim_said_again_otherwise_is_a_duplicate(services: Services, me: Principal, old: str, new: str) -> None:
-    """Each was a conflict, with the model and without (the last by words alone)."""
+    """Each was a conflict, with the model and without ("Never disable TLS" by words alone, "pending review" with the
+    model alone)."""
     assert remember(services, me, old) is RememberStatus.CREATED
     assert remember(services, me, new) is RememberStatus.DUPLICATE
 

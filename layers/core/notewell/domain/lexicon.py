@@ -62,7 +62,7 @@ _SAME_STATES = frozenset(
     pair
     for x, y in (("off", "disabled"), ("down", "offline"), ("up", "online"), ("up", "running"),
                  ("online", "running"), ("done", "complete"), ("done", "finished"), ("complete", "finished"),
-                 ("blocked", "waiting"))
+                 ("blocked", "waiting"), ("pending", "waiting"), ("pending", "awaiting"), ("awaiting", "waiting"))
     for pair in ((x, y), (y, x))
 )  # fmt: skip
 _WORD = re.compile(r"[a-z][a-z'-]*|\S*\d\S*")
