@@ -344,6 +344,7 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("The build is rather slow.", "The build is slow."),  # "rather" denies only before "than"
         ("Auth signs JWT access tokens with RS256.", "Auth signs JWTs as access tokens with RS256."),  # a plural
         ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
+        ("Retries are capped at 3.", "Retries never exceed 3."),  # a bound said with a denial
         ("The PR is waiting for review.", "The PR is pending review."),  # a state said two ways
     ],
 )

@@ -48,6 +48,10 @@ SAID_AGAIN = [
     ("Uploads larger than 10 MB go to S3 directly.", "Uploads bigger than 10 MB go to S3 directly."),
     # one denial said two ways: "do not" / "never"
     ("Do not deploy without a review.", "Never deploy without a review."),
+    # a bound said with a denial is the bound
+    ("There are at most 3 retries.", "There are no more than 3 retries."),
+    ("Retries are capped at 3.", "Retries never exceed 3."),
+    ("We keep at least two replicas.", "We keep no fewer than two replicas."),
     # a question tag is no denial, and a question that proposes keeps its own
     ("We deploy on Fridays, don't we?", "We deploy on Fridays."),
     ("Why don't we cache the tokens?", "Why don't we cache the tokens?"),
@@ -117,6 +121,7 @@ NEGATED = [
     ("We removed the Redis cache.", "We added the Redis cache."),
     ("The team won the contract.", "The team lost the contract."),
     ("The service went offline after we set up the proxy.", "The service went online after we set up the proxy."),
+    ("There are no more than 3 retries.", "There are at least 3 retries."),  # the other bound
 ]
 
 
@@ -158,3 +163,10 @@ def test_a_question_tag_denies_nothing_and_a_proposal_keeps_its_denial() -> None
     assert plain("So why don't we?") == "So why do not we?"  # a proposal, not a tag
     assert plain("Can't we?") == "can not we?"  # opens its sentence: no claim before it to tag
     assert judge("We don't deploy on Fridays.", "We deploy on Fridays, don't we?")[0] is Verdict.CONFLICT
+
+
+def test_a_bound_said_with_a_denial_is_the_bound_before_a_number_only() -> None:
+    assert plain("Uploads cannot exceed 10 MB.") == "Uploads at most 10 MB."
+    assert plain("We keep a minimum of two replicas.") == "We keep at least two replicas."
+    assert plain("This is no more than a guess.") == "This is no more than a guess."  # no number: no bound
+    assert plain("It is up to you.") == "It is up to you."

@@ -317,16 +317,34 @@ def _untagged(match: re.Match[str]) -> str:
     return match.group() if match.string[before : match.start()].casefold() in _TAG_NOT_AFTER else ""
 
 
+# A bound said with a denial is the bound: "no more than 3 retries", "retries never exceed 3", "capped at 3" are
+# "at most 3" (and no denial of anything); "no fewer than 2 replicas" is "at least 2". Before a number only.
+_NUMBER_AHEAD = r"(?=\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred)\b)"
+_AT_MOST = re.compile(
+    r"(?:\b(?:no|not) (?:more|greater|higher|larger|longer|bigger) than|\bup to|\bcapped at|\b(?:a )?maximum of"
+    r"|\b(?:never|(?:can|must|does|do|will|should) not) exceeds?)\s+" + _NUMBER_AHEAD,
+    re.IGNORECASE,
+)
+_AT_LEAST = re.compile(
+    r"(?:\b(?:no|not) (?:less|fewer|lower|smaller|shorter) than|\b(?:a )?minimum of)\s+" + _NUMBER_AHEAD,
+    re.IGNORECASE,
+)
+_BOUND_HINT = re.compile(r"than|up to|capped|imum of|exceed", re.IGNORECASE)
+
+
 def plain(text: str) -> str:
     """`text` as straight() writes it, with each denial said with "not" and each exception with "except": a
     contraction's lost apostrophe restored ("dont" -> "don't") and the contraction written out ("do not") once
     question tags are gone ("…, don't we?"), "not" read after a verb of an act not done ("failed to" -> "failed
-    not to") and for "anything but" after "be", "except" for the "but" of "all but"."""
+    not to") and for "anything but" after "be", "except" for the "but" of "all but", a bound said with a denial
+    said as one ("no more than 3" -> "at most 3")."""
     text = _rewritten(straight(text), _NT, _apostrophe)
     if "n't" in text:
         text = _TAG.sub(_untagged, text)
     if "n't" in text or "nnot" in text:
         text = _CONTRACTED.sub(_written_out, text)
+    if _BOUND_HINT.search(text):
+        text = _AT_LEAST.sub("at least ", _AT_MOST.sub("at most ", text))
     text = _rewritten(text, _TO, _not_to)
     return _rewritten(text, _BUT, _but) if " but" in text else text
 
