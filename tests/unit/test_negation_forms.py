@@ -170,3 +170,10 @@ def test_a_bound_said_with_a_denial_is_the_bound_before_a_number_only() -> None:
     assert plain("We keep a minimum of two replicas.") == "We keep at least two replicas."
     assert plain("This is no more than a guess.") == "This is no more than a guess."  # no number: no bound
     assert plain("It is up to you.") == "It is up to you."
+
+
+def test_a_short_note_sharing_one_word_with_another_is_no_frame() -> None:
+    """It was a conflict: two phrases put in place of all but "session" were read as one sentence's frame."""
+    assert judge("Sticky sessions broke blue-green deploys.", "Write the session outage runbook.")[0] is (
+        Verdict.UNRELATED
+    )

@@ -46,6 +46,7 @@ ALTERED_JACCARD = 0.4  # ...and neither text is mostly about something else (a s
 REVERSAL_JACCARD = 0.75  # the same content words in another order: a reversal
 OPENING_WORDS = 6  # "After the review," "In the new design,": a phrase before the first comma, this long at most
 SWAP_OVERLAP = 0.6  # a swapped name or antonym matters when the texts share most words of the shorter one...
+FRAME_KEPT = 0.5  # a short note's frame: half its content words kept, at least ("The migration" of "… succeeded.")
 SWAP_JACCARD = 0.25  # ...and are not mostly about other things (looser than ALTERED_JACCARD: a name is one word)
 # With an embedding model (cosine of all-MiniLM-L6-v2 vectors; tuned on the tune split of the public pairs and on
 # the labelled pairs, tests/quality):
@@ -159,11 +160,13 @@ def judge(
 def _same_frame(old: str, new: str, c: Comparison) -> bool:
     """The same sentence with a phrase or two put in place of others, however short: "The migration succeeded." /
     "… failed." share one content word of two, too few for a swap's overlap, and say the other thing."""
-    if not c.content_added or len(c.content_added) > MAX_REPLACED_WORDS or c.content_coverage == 0:
+    if not c.content_added or len(c.content_added) > MAX_REPLACED_WORDS or c.content_coverage < FRAME_KEPT:
         return False  # most candidates: another note, whose words are mostly other words
     slots = changed_slots(old, new)
     return (
-        slots.only_replacements and bool(slots.replacements)
+        # one phrase put in place: "Sticky sessions broke blue-green deploys." / "Write the session outage
+        # runbook." share "session" and nothing else, two phrases put in place of the rest
+        slots.only_replacements and len(slots.replacements) == 1
         # a phrase denied for another ("did not budge" / "moved") may say the same or the opposite: no frame to read
         and not any(_denied(gone) != _denied(came) for gone, came in slots.replacements)
     )  # fmt: skip
