@@ -373,6 +373,18 @@ def test_a_state_said_in_other_words_is_no_conflict(
     assert remember(services, me, turned) is RememberStatus.CONFLICT
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The PR is pending.", "The PR is merged."),  # "PR" alone shared: by words no candidate was found
+        ("The DB is Postgres.", "The DB is MySQL."),
+    ],
+)
+def test_a_short_note_turned_is_a_conflict(services: Services, me: Principal, old: str, new: str) -> None:
+    assert remember(services, me, old) is RememberStatus.CREATED
+    assert remember(services, me, new) is RememberStatus.CONFLICT
+
+
 def test_a_preference_said_otherwise_is_no_conflict(services: Services, me: Principal) -> None:
     """It was a conflict with the model: "wants to" and "would rather" were weighed as two values (0.33)."""
     assert remember(services, me, "The team wants to keep Redis for sessions.") is RememberStatus.CREATED

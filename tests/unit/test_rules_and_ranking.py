@@ -116,3 +116,9 @@ def test_remember_looks_up_candidates_by_index_words_from_the_start_and_from_the
     assert {"alpha123", "ship"} <= set(query)  # the start: what a ranked scan reads of the stored note
     assert {"reconciliation", "instrumentation"} <= set(query)  # the longest words anywhere
     assert len(query) <= admission.CANDIDATE_TERMS
+
+
+def test_remember_looks_up_candidates_by_two_letter_words_that_are_no_stopwords() -> None:
+    """A short note may share only "PR" with the one it turns ("The PR is pending." / "… merged."): by words no
+    candidate was found."""
+    assert admission.candidate_query("The PR is merged.").split() == ["merged", "pr"]

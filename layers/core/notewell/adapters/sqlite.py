@@ -1247,14 +1247,15 @@ def split_terms(
 ) -> tuple[list[str], list[str]]:
     """(essential, rest): the terms worth ranking, rarest first, split where their matches pass `budget` rows.
 
-    Dropped: a term that matches no row, and, when rarer terms exist, a term in half the rows or more (bm25's idf,
-    ln((N - n + 0.5) / (n + 0.5)), is then 0 or less, which FTS5 clamps to 1e-6: the term adds nothing to a score
-    but would add its rows to the match set). The essential terms are the rarest ones whose matches add up to at
-    most `budget` rows, at least one; `rest` holds the others. `total_rows` may overstate the table's row count
-    (fewer terms are then dropped), never understate it.
+    Dropped: a term that matches no row, and, when rarer terms exist, a term in half the rows or more and more rows
+    than the budget (bm25's idf, ln((N - n + 0.5) / (n + 0.5)), is then 0 or less, which FTS5 clamps to 1e-6: the
+    term adds nothing to a score but would add its rows to the match set). Within the budget it is kept: in a small
+    table it may be the only word a candidate shares ("The flag is on." / "The flag is false."). The essential
+    terms are the rarest ones whose matches add up to at most `budget` rows, at least one; `rest` holds the others.
+    `total_rows` may overstate the table's row count (fewer terms are then dropped), never understate it.
     """
     live = sorted((term for term, rows in rows_by_term.items() if rows > 0), key=lambda term: rows_by_term[term])
-    informative = [term for term in live if 2 * rows_by_term[term] < total_rows] or live
+    informative = [term for term in live if 2 * rows_by_term[term] < total_rows or rows_by_term[term] <= budget] or live
     essential: list[str] = []
     rows = 0
     for term in informative:

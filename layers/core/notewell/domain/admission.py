@@ -341,7 +341,9 @@ def candidate_query(content: str) -> str:
 
 def _longest(words: list[str], count: int) -> list[str]:
     keep = content_words(words)
-    distinct = dict.fromkeys(w for w in words if w in keep and len(w) > 2)
+    # two letters are a word of substance too when they are no stopword: "The PR is pending." / "… merged." share
+    # only "PR", "The DB is Postgres." / "… MySQL." only "DB"
+    distinct = dict.fromkeys(w for w in words if w in keep and len(w) > 1)
     return heapq.nlargest(count, distinct, key=len)  # ties keep text order, in linear time on long content
 
 
