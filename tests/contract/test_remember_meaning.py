@@ -346,6 +346,8 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
         ("Retries are capped at 3.", "Retries never exceed 3."),  # a bound said with a denial
         ("The PR is waiting for review.", "The PR is pending review."),  # a state said two ways
+        ("The flag is false.", "The flag is off."),  # one state, two names
+        ("The feature is done.", "The feature is complete."),
     ],
 )
 def test_a_claim_said_again_otherwise_is_a_duplicate(services: Services, me: Principal, old: str, new: str) -> None:
@@ -376,6 +378,8 @@ def test_a_state_said_in_other_words_is_no_conflict(
 @pytest.mark.parametrize(
     ("old", "new"),
     [
+        ("The flag is true.", "The flag is off."),  # another name of the other state: stored beside it, both modes
+        ("The flag is on.", "The flag is false."),  # a conflict with the model, stored beside it by words
         ("The PR is pending.", "The PR is merged."),  # "PR" alone shared: by words no candidate was found
         ("The DB is Postgres.", "The DB is MySQL."),
     ],
@@ -383,6 +387,14 @@ def test_a_state_said_in_other_words_is_no_conflict(
 def test_a_short_note_turned_is_a_conflict(services: Services, me: Principal, old: str, new: str) -> None:
     assert remember(services, me, old) is RememberStatus.CREATED
     assert remember(services, me, new) is RememberStatus.CONFLICT
+
+
+def test_a_note_that_shares_only_a_common_word_of_a_small_project_is_found(services: Services, me: Principal) -> None:
+    """The full-text lookup ranked by the rarer words only, and "flag" stood in half the notes: "The flag is
+    false." met the linter's note and not the flag's, and was stored beside "The flag is on." by words alone."""
+    assert remember(services, me, "The flag is on.") is RememberStatus.CREATED
+    assert remember(services, me, "The linter reports false positives.") is RememberStatus.CREATED
+    assert remember(services, me, "The flag is false.") is RememberStatus.CONFLICT
 
 
 def test_a_preference_said_otherwise_is_no_conflict(services: Services, me: Principal) -> None:

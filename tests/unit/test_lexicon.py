@@ -183,7 +183,7 @@ def test_a_file_that_is_not_a_lexicon_is_refused() -> None:
         ("tiny", "small", True), ("happy", "joyful", True), ("batery", "battery", True), ("Redis", "reds", False),
         # states a note gives a service or a flag, which WordNet holds apart
         ("off", "disabled", True), ("down", "offline", True), ("done", "finished", True), ("up", "running", True),
-        ("off", "enabled", False), ("down", "online", False),
+        ("off", "enabled", False), ("down", "online", False), ("false", "off", True), ("true", "off", False),
     ],
 )  # fmt: skip
 def test_the_shipped_lexicon(old: str, new: str, alike: bool) -> None:

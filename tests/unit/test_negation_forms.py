@@ -122,6 +122,12 @@ NEGATED = [
     ("The team won the contract.", "The team lost the contract."),
     ("The service went offline after we set up the proxy.", "The service went online after we set up the proxy."),
     ("There are no more than 3 retries.", "There are at least 3 retries."),  # the other bound
+    # another name of the other state of a flag, a service or a task, in the sentence kept word for word
+    ("The flag is true.", "The flag is off."),
+    ("The flag is on.", "The flag is false."),
+    ("The account is active.", "The account is disabled."),
+    ("The payments service is down.", "The payments service is running."),
+    ("The migration is finished.", "The migration is blocked."),
 ]
 
 
@@ -177,3 +183,27 @@ def test_a_short_note_sharing_one_word_with_another_is_no_frame() -> None:
     assert judge("Sticky sessions broke blue-green deploys.", "Write the session outage runbook.")[0] is (
         Verdict.UNRELATED
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "put"),
+    [
+        ("The flag is false.", "The flag is off.", ("false", "off")),
+        ("The flag is on.", "The flag is enabled.", ("on", "enabled")),
+        ("The feature is done.", "The feature is complete.", ("done", "complete")),
+        ("The payments service is up.", "The payments service is online.", ("up", "online")),
+        ("The PR is waiting on review.", "The PR is blocked on review.", ("waiting", "blocked")),
+    ],
+)
+def test_a_state_said_with_another_of_its_names_is_a_duplicate(old: str, new: str, put: tuple[str, str]) -> None:
+    """Short notes, one word put in place: too few words shared to be a repeat by their wording, and a model weighs
+    "false" / "off" as other values (0.30). Every other word kept, the same state is the same claim, with or without
+    a model (its cosine of the two texts here: 0.70)."""
+    assert judge(old, new)[0] is Verdict.DUPLICATE
+    assert judge(old, new, 0.70, {put: 1.0})[0] is Verdict.DUPLICATE
+
+
+def test_a_state_is_read_only_where_every_other_word_is_kept() -> None:
+    """A state is read in a sentence kept word for word: "on" and "up" are in most notes."""
+    assert judge("The worker is up.", "The worker is on.")[0] is not Verdict.CONFLICT  # two kinds of state
+    assert not changed_slots("The proxy is up and running.", "The proxy is up and online now.").antonym_flipped

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from notewell.domain import ranking, rules
 from notewell.domain.similarity import PLAIN_NEGATIONS, STOPWORDS, Comparison, compare, content_words, tokens
-from notewell.domain.slots import FUNCTION_WORDS, MAX_REPLACED_WORDS, SlotChange, changed_slots
+from notewell.domain.slots import FUNCTION_WORDS, MAX_REPLACED_WORDS, SlotChange, changed_slots, state_put
 from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def judge(
     `shortcut=False` runs every rule even for texts out of each other's reach (tests check it changes nothing)."""
     c = compare(old, new)
     near = _near(c, meaning)
-    if shortcut and not near and not _same_frame(old, new, c):
+    if shortcut and not near and not _same_frame(old, new, c) and state_put(old, new) is None:
         return Verdict.UNRELATED, c  # nothing below can fire: spare the slot analysis of a long unrelated note
     slots = changed_slots(old, new)
     swapped, unsure = _weigh_replacements(slots, meaning, replacements)
@@ -135,6 +135,8 @@ def judge(
         return Verdict.RESTATEMENT, c
     if same_claim and not reversal and meaning is not None and meaning >= DUPLICATE_MEANING and not slots.new_values:
         return _repeat_verdict(old, new), c  # the same claim in other words
+    if same_claim and not reversal and slots.state_restated:
+        return _repeat_verdict(old, new), c  # a state said otherwise, every other word kept ("off" / "disabled")
     # (a short note in the same frame is no repeat by the lexicon's word: it holds "component" / "section" alike,
     # and "the primary component" is not "the last section")
     if same_claim and not reversal and meaning is None and near and _reworded_alike(slots, replacements):

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from typing import TYPE_CHECKING
 
 from notewell.domain.similarity import straight
+from notewell.domain.slots import STATES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -56,15 +58,8 @@ _FUNCTION_WORDS = frozenset({
     "been", "being", "it", "its", "this", "that", "these", "those", "as", "from", "can", "may", "will", "would",
     "should", "could", "do", "does", "did", "has", "have", "had", "not", "no", "never",
 })  # fmt: skip  # negations too: whether a claim is negated is the similarity rules' to say, not a sense of a word
-# States a note gives a service, a flag or a task, said in words WordNet holds apart and a sentence model weighs as
-# other values ("Caching is off." / "Caching is disabled." was a conflict with the model).
-_SAME_STATES = frozenset(
-    pair
-    for x, y in (("off", "disabled"), ("down", "offline"), ("up", "online"), ("up", "running"),
-                 ("online", "running"), ("done", "complete"), ("done", "finished"), ("complete", "finished"),
-                 ("blocked", "waiting"), ("pending", "waiting"), ("pending", "awaiting"), ("awaiting", "waiting"))
-    for pair in ((x, y), (y, x))
-)  # fmt: skip
+# States said in words WordNet holds apart and a sentence model weighs as other values (slots.STATES).
+_SAME_STATES = frozenset(pair for kind in STATES for words in kind for pair in itertools.permutations(words, 2))
 _WORD = re.compile(r"[a-z][a-z'-]*|\S*\d\S*")
 _DIGIT = re.compile(r"\d")
 _POSSESSIVE = re.compile(r"'s?$")  # "France's" is France; WordNet's lookup does not strip it

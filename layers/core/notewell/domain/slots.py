@@ -103,6 +103,17 @@ ANTONYMS = {
         *((a, b) for x, y in itertools.combinations(ENVIRONMENTS, 2) for a in x for b in y),
     ]
 }  # fmt: skip
+# The states a note gives a flag, a service or a task, each state with its other names. In a sentence otherwise kept
+# word for word, a state put in place of another of its kind says the other thing ("The flag is true." / "… off.":
+# WordNet relates neither way, and a model weighs the pair as it weighs a synonym), and one of the same state says
+# the same ("… false." / "… off."; "Caching is off." / "… disabled." was a conflict with the model).
+STATES = (
+    (("on", "enabled", "true", "active"), ("off", "disabled", "false", "inactive")),  # a flag, a setting
+    (("up", "online", "running", "available"), ("down", "offline", "unavailable")),  # a service
+    (("done", "complete", "completed", "finished"), ("pending", "waiting", "awaiting", "blocked")),  # a task
+)
+_STATE_OF = {word: (kind, state) for kind, states in enumerate(STATES) for state, words in enumerate(states)
+             for word in words}  # fmt: skip
 # Opposites that stand as parts of a compound only: "client-side" / "server-side" flips as "client" / "server" do,
 # and so do "single-threaded" / "multi-threaded", "pre-release" / "post-release", "read-only" / "read-write".
 COMPOUND_ANTONYMS = {
@@ -382,6 +393,9 @@ class SlotChange:
     # A path, a file name or a URL of the old claim is gone and another stands in the new one: another file, spelt
     # exactly (no model weighs it: "/health" and "/healthz" are two endpoints, not a typo).
     paths_swapped: bool = False
+    # Every difference is a word of STATES put in place of another of the same state ("off" / "disabled"): the same
+    # claim. (Another state of the kind put in place is an antonym flipped.)
+    state_restated: bool = False
 
     @property
     def changed(self) -> bool:
@@ -438,6 +452,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
     )
     old_modals = set(a.words) & ALL_MODALS - a.names
     qualified = lengthened and _qualifier_dropped(b.words, a.words, old_modals, STRESSING)
+    put = state_put(old, new)
     return SlotChange(
         names_swapped=(bool(old_names_gone) and bool(new_names_added)) or capital_swap,
         numbers_swapped=(bool(old_numbers_gone) and bool(new_numbers_added))
@@ -445,7 +460,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
         or _quantifier_swapped(a.words, b.words)
         or _only_widened(a.words, b.words)
         or _only_widened(b.words, a.words),
-        antonym_flipped=flipped or _compound_flipped(a.words, b.words),
+        antonym_flipped=flipped or _compound_flipped(a.words, b.words) or put == STATE_FLIPPED,
         word_swapped=bool(swaps),
         new_values=bool(new_names_added) or bool(new_numbers_added),
         renamed=(
@@ -460,6 +475,7 @@ def changed_slots(old: str, new: str) -> SlotChange:
         unasserted=_unasserted(old, b.words) or _unasserted(new, a.words) or _asks(old) != _asks(new),
         negated_opposite=bool(said_otherwise),
         paths_swapped=bool(a.paths - b.paths) and bool(b.paths - a.paths),
+        state_restated=put == STATE_RESTATED,
         **_replacements(a.words, b.words, said_otherwise if denial_changed else frozenset()),
     )
 
@@ -947,6 +963,27 @@ def _replacements(
         elif substantive:
             only = False
     return {"replacements": tuple(replaced), "only_replacements": only and (bool(replaced) or said_alike)}
+
+
+STATE_FLIPPED, STATE_RESTATED = "flipped", "restated"
+
+
+@functools.lru_cache(maxsize=256)
+def state_put(old_text: str, new_text: str) -> str | None:
+    """STATE_FLIPPED when a word of STATES stands in place of another state of its kind, STATE_RESTATED when every
+    word put in place is one of the same state; None unless every difference is one word put in place of one (cheap
+    to ask of two long notes: their words are counted first)."""
+    old, new = _WORD.findall(old_text.casefold()), _WORD.findall(new_text.casefold())
+    if len(old) != len(new):
+        return None
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not changes or any(tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1 for tag, i1, i2, j1, j2 in changes):
+        return None
+    states = [(_STATE_OF.get(old[i1]), _STATE_OF.get(new[j1])) for _, i1, _, j1, _ in changes]
+    if any(x is not None and y is not None and x[0] == y[0] and x != y for x, y in states):
+        return STATE_FLIPPED
+    return STATE_RESTATED if all(x is not None and x == y for x, y in states) else None
 
 
 def _swapped_in_place(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[list[str], list[str]]]:
