@@ -346,6 +346,8 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("Never disable TLS on the load balancer.", "TLS must never be disabled on the load balancer."),
         ("Retries are capped at 3.", "Retries never exceed 3."),  # a bound said with a denial
         ("The PR is waiting for review.", "The PR is pending review."),  # a state said two ways
+        ("The upload limit is 10 MB.", "Uploads cannot exceed 10 MB."),  # a limit is a bound
+        ("The upload limit is 10 MB.", "Uploads are limited to 10 MB."),
         ("The flag is false.", "The flag is off."),  # one state, two names
         ("The feature is done.", "The feature is complete."),
     ],

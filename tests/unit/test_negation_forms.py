@@ -52,6 +52,8 @@ SAID_AGAIN = [
     ("There are at most 3 retries.", "There are no more than 3 retries."),
     ("Retries are capped at 3.", "Retries never exceed 3."),
     ("We keep at least two replicas.", "We keep no fewer than two replicas."),
+    ("The upload limit is 10 MB.", "Uploads cannot exceed 10 MB."),  # a limit is a bound
+    ("Batch size is limited to 500 items.", "Batches never exceed 500 items."),
     # a question tag is no denial, and a question that proposes keeps its own
     ("We deploy on Fridays, don't we?", "We deploy on Fridays."),
     ("Why don't we cache the tokens?", "Why don't we cache the tokens?"),
@@ -122,6 +124,7 @@ NEGATED = [
     ("The team won the contract.", "The team lost the contract."),
     ("The service went offline after we set up the proxy.", "The service went online after we set up the proxy."),
     ("There are no more than 3 retries.", "There are at least 3 retries."),  # the other bound
+    ("The upload limit is 10 MB.", "Uploads must be at least 10 MB."),
     # another name of the other state of a flag, a service or a task, in the sentence kept word for word
     ("The flag is true.", "The flag is off."),
     ("The flag is on.", "The flag is false."),

@@ -318,10 +318,12 @@ def _untagged(match: re.Match[str]) -> str:
 
 
 # A bound said with a denial is the bound: "no more than 3 retries", "retries never exceed 3", "capped at 3" are
-# "at most 3" (and no denial of anything); "no fewer than 2 replicas" is "at least 2". Before a number only.
+# "at most 3" (and no denial of anything), and so is "a limit of 3"; "no fewer than 2 replicas" is "at least 2".
+# Before a number only.
 _NUMBER_AHEAD = r"(?=\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|fifty|hundred)\b)"
 _AT_MOST = re.compile(
     r"(?:\b(?:no|not) (?:more|greater|higher|larger|longer|bigger) than|\bup to|\bcapped at|\b(?:a )?maximum of"
+    r"|\blimit (?:is|of)|\blimited to"
     r"|\b(?:never|(?:can|must|does|do|will|should) not) exceeds?)\s+" + _NUMBER_AHEAD,
     re.IGNORECASE,
 )
@@ -329,7 +331,7 @@ _AT_LEAST = re.compile(
     r"(?:\b(?:no|not) (?:less|fewer|lower|smaller|shorter) than|\b(?:a )?minimum of)\s+" + _NUMBER_AHEAD,
     re.IGNORECASE,
 )
-_BOUND_HINT = re.compile(r"than|up to|capped|imum of|exceed", re.IGNORECASE)
+_BOUND_HINT = re.compile(r"than|up to|capped|imum of|exceed|limit", re.IGNORECASE)
 
 
 def plain(text: str) -> str:
