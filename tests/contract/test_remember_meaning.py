@@ -384,6 +384,8 @@ def test_a_state_said_in_other_words_is_no_conflict(
         ("The flag is on.", "The flag is false."),  # a conflict with the model, stored beside it by words
         ("The PR is pending.", "The PR is merged."),  # "PR" alone shared: by words no candidate was found
         ("The DB is Postgres.", "The DB is MySQL."),
+        ("The job is running.", "The job is finished."),  # stored beside it: WordNet's "run out" is "finish"
+        ("The nightly export job is running.", "The nightly export job has finished."),  # it was a duplicate
     ],
 )
 def test_a_short_note_turned_is_a_conflict(services: Services, me: Principal, old: str, new: str) -> None:

@@ -75,6 +75,7 @@ SAME_PATH = [
     ("The workers run on t3.large instances.", "The workers are t3.large instances."),
 ]  # fmt: skip
 TURNED = [
+    ("The export job is running.", "The export job is finished."),  # WordNet: both "run out"
     ("The e2e suite passed on main.", "The e2e suite failed on main."),
     ("The deploy to staging succeeded.", "The deploy to staging failed."),
     ("Search latency is high.", "Search latency is low."),

@@ -60,6 +60,16 @@ _FUNCTION_WORDS = frozenset({
 })  # fmt: skip  # negations too: whether a claim is negated is the similarity rules' to say, not a sense of a word
 # States said in words WordNet holds apart and a sentence model weighs as other values (slots.STATES).
 _SAME_STATES = frozenset(pair for kind in STATES for words in kind for pair in itertools.permutations(words, 2))
+# and the other states of a kind, rivals: WordNet gives "running" and "finished" a sense in common ("run out")
+_OTHER_STATES = (
+    frozenset(
+        pair
+        for kind in STATES
+        for one, other in itertools.permutations(kind, 2)
+        for pair in itertools.product(one, other)
+    )
+    - _SAME_STATES
+)
 _WORD = re.compile(r"[a-z][a-z'-]*|\S*\d\S*")
 _DIGIT = re.compile(r"\d")
 _POSSESSIVE = re.compile(r"'s?$")  # "France's" is France; WordNet's lookup does not strip it
@@ -94,6 +104,8 @@ class Lexicon:
         old_whole, new_whole = "_".join(old_words), "_".join(new_words)  # WordNet writes "dining room" so
         if (old_whole, new_whole) in _SAME_STATES:
             return ALIKE
+        if (old_whole, new_whole) in _OTHER_STATES:
+            return RIVAL
         old_known, new_known = self.senses(old_whole), self.senses(new_whole)
         if old_known and new_known:  # both entries as they stand: "kitchen" / "dining room" is decided whole
             if self._related(old_known, new_known):

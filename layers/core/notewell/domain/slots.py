@@ -110,10 +110,22 @@ ANTONYMS = {
 STATES = (
     (("on", "enabled", "true", "active"), ("off", "disabled", "false", "inactive")),  # a flag, a setting
     (("up", "online", "running", "available"), ("down", "offline", "unavailable")),  # a service
-    (("done", "complete", "completed", "finished"), ("pending", "waiting", "awaiting", "blocked")),  # a task
-)
-_STATE_OF = {word: (kind, state) for kind, states in enumerate(STATES) for state, words in enumerate(states)
-             for word in words}  # fmt: skip
+    (("done", "complete", "completed", "finished"), ("pending", "waiting", "awaiting", "blocked"),
+     ("running", "ongoing", "underway")),  # a task
+)  # fmt: skip
+
+
+def _states_of_words() -> dict[str, frozenset[tuple[int, int]]]:
+    """Each word's (kind, state) in STATES: "running" is a service up and a task under way."""
+    states: dict[str, set[tuple[int, int]]] = {}
+    for kind, kind_states in enumerate(STATES):
+        for state, words in enumerate(kind_states):
+            for word in words:
+                states.setdefault(word, set()).add((kind, state))
+    return {word: frozenset(them) for word, them in states.items()}
+
+
+_STATES_OF = _states_of_words()
 # Opposites that stand as parts of a compound only: "client-side" / "server-side" flips as "client" / "server" do,
 # and so do "single-threaded" / "multi-threaded", "pre-release" / "post-release", "read-only" / "read-write".
 COMPOUND_ANTONYMS = {
@@ -980,10 +992,11 @@ def state_put(old_text: str, new_text: str) -> str | None:
     changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if not changes or any(tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1 for tag, i1, i2, j1, j2 in changes):
         return None
-    states = [(_STATE_OF.get(old[i1]), _STATE_OF.get(new[j1])) for _, i1, _, j1, _ in changes]
-    if any(x is not None and y is not None and x[0] == y[0] and x != y for x, y in states):
+    none: frozenset[tuple[int, int]] = frozenset()
+    states = [(_STATES_OF.get(old[i1], none), _STATES_OF.get(new[j1], none)) for _, i1, _, j1, _ in changes]
+    if any(k == m and s != t for x, y in states for k, s in x for m, t in y):
         return STATE_FLIPPED
-    return STATE_RESTATED if all(x is not None and x == y for x, y in states) else None
+    return STATE_RESTATED if all(x & y for x, y in states) else None
 
 
 def _swapped_in_place(old: tuple[str, ...], new: tuple[str, ...]) -> list[tuple[list[str], list[str]]]:
