@@ -386,6 +386,7 @@ def test_a_state_said_in_other_words_is_no_conflict(
         ("The DB is Postgres.", "The DB is MySQL."),
         ("The job is running.", "The job is finished."),  # stored beside it: WordNet's "run out" is "finish"
         ("The nightly export job is running.", "The nightly export job has finished."),  # it was a duplicate
+        ("We store sessions in Redis.", "Sessions are stored in Memcached."),  # read as a headline: no names
     ],
 )
 def test_a_short_note_turned_is_a_conflict(services: Services, me: Principal, old: str, new: str) -> None:

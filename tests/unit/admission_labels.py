@@ -301,6 +301,7 @@ PHRASE_COSINE: dict[tuple[str, str], float] = {
     ('berlin', 'lisbon'): 0.489,
     ('launchdarkly', 'unleash'): 0.212,
     ('github actions', 'circleci'): -0.004,
+    ('actions', 'circleci'): 0.189,
     ('github', 'circleci'): 0.16,
     ('stored as', 'kept in'): 0.495,
     ('session storage', 'the audit log'): 0.155,

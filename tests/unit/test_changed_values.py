@@ -142,3 +142,10 @@ def test_a_name_and_its_plural_are_one_name() -> None:
     assert not changed_slots(old, new).names_swapped
     assert not changed_slots("We call two APIs.", "We call two API endpoints.").names_swapped
     assert changed_slots("We deploy with the AWS CDK.", "We deploy with the AWS SDK.").names_swapped
+
+
+def test_a_sentence_with_two_longer_words_after_its_first_is_no_headline() -> None:
+    """Two capitals of three longer words read as a headline, whose capitals name nothing: "Memcached" was no name."""
+    assert changed_slots("We store sessions in Redis.", "Sessions are stored in Memcached.").names_swapped
+    headline, other = "Gatekeepers and the Social Control of Research", "Gatekeepers and the Social Control of Science"
+    assert not changed_slots(headline, other).names_swapped

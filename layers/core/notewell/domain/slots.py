@@ -241,8 +241,12 @@ HEADLINE_CAPITALS = 0.6  # this share of a text's longer words capitalised: a he
 
 
 def _headline(text: str) -> bool:
-    longer = [w for w in _WORD.findall(text) if len(w) > 3 and not _DIGIT.search(w)]
-    return len(longer) >= 3 and sum(w[0].isupper() for w in longer) >= HEADLINE_CAPITALS * len(longer)
+    words = _WORD.findall(text)
+    longer = [w for w in words if len(w) > 3 and not _DIGIT.search(w)]
+    # three longer words besides the first, capitalised in any sentence: "Sessions are stored in Memcached." has
+    # two, and one name among them is no headline
+    after_first = sum(len(w) > 3 and not _DIGIT.search(w) for w in words[1:])
+    return after_first >= 3 and sum(w[0].isupper() for w in longer) >= HEADLINE_CAPITALS * len(longer)
 
 
 SENTENCE_REACH = 64
