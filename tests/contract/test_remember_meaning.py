@@ -394,6 +394,14 @@ def test_a_short_note_turned_is_a_conflict(services: Services, me: Principal, ol
     assert remember(services, me, new) is RememberStatus.CONFLICT
 
 
+def test_a_tool_put_in_place_of_another_is_flagged_with_the_model(services: Services, me: Principal) -> None:
+    """It was stored beside the old note with the model too; by words alone "pnpm" / "yarn" is a pair no list
+    knows, and the note is stored (never absorbed)."""
+    assert remember(services, me, "We use pnpm for the frontend.") is RememberStatus.CREATED
+    status = remember(services, me, "We use yarn for the frontend.")
+    assert status is (RememberStatus.CONFLICT if services.meaning is not None else RememberStatus.CREATED)
+
+
 def test_a_note_that_shares_only_a_common_word_of_a_small_project_is_found(services: Services, me: Principal) -> None:
     """The full-text lookup ranked by the rarer words only, and "flag" stood in half the notes: "The flag is
     false." met the linter's note and not the flag's, and was stored beside "The flag is on." by words alone."""

@@ -206,6 +206,17 @@ def test_a_state_said_with_another_of_its_names_is_a_duplicate(old: str, new: st
     assert judge(old, new, 0.70, {put: 1.0})[0] is Verdict.DUPLICATE
 
 
+def test_one_word_put_in_place_of_one_in_a_short_note_is_another_value_when_a_model_weighs_it_so() -> None:
+    """It was stored beside the old note with the model ("We use pnpm …" / "We use yarn …"): a short note's frame
+    counted only an opposite or a name, and "yarn" is neither (the model weighs the pair 0.22, the texts 0.53)."""
+    old, new = "We use pnpm for the frontend.", "We use yarn for the frontend."
+    assert judge(old, new, 0.53, {("pnpm", "yarn"): 0.22})[0] is Verdict.CONFLICT
+    assert judge(old, new, 0.53, {("pnpm", "yarn"): 0.9})[0] is not Verdict.CONFLICT  # a synonym
+    # a model weighs phrases of several words low as readily for a synonym
+    old, new, put = "The build did not change.", "The build stayed the same.", ("did not change", "stayed the same")
+    assert judge(old, new, 0.6, {put: 0.3})[0] is not Verdict.CONFLICT
+
+
 def test_a_state_is_read_only_where_every_other_word_is_kept() -> None:
     """A state is read in a sentence kept word for word: "on" and "up" are in most notes."""
     assert judge("The worker is up.", "The worker is on.")[0] is not Verdict.CONFLICT  # two kinds of state

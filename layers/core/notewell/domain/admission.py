@@ -150,8 +150,12 @@ def judge(
         (c.overlap >= SWAP_OVERLAP and c.jaccard >= SWAP_JACCARD)
         or on_topic
         # a model weighs the short phrases of a short note as other values too readily ("did not change" / "stayed
-        # the same"): with one, only an opposite or a name the lexicon's lists know counts here
-        or (_same_frame(old, new, c) and (meaning is None or slots.antonym_flipped or slots.names_swapped))
+        # the same"): with one, only an opposite, a name the lexicon's lists know, or one word put in place of one
+        # ("pnpm" / "yarn") counts here
+        or (
+            _same_frame(old, new, c)
+            and (meaning is None or slots.antonym_flipped or slots.names_swapped or _one_word_put(slots, swapped))
+        )
     ):
         return Verdict.CONFLICT, c
     if reversal:
@@ -172,6 +176,10 @@ def _same_frame(old: str, new: str, c: Comparison) -> bool:
         # a phrase denied for another ("did not budge" / "moved") may say the same or the opposite: no frame to read
         and not any(_denied(gone) != _denied(came) for gone, came in slots.replacements)
     )  # fmt: skip
+
+
+def _one_word_put(slots: SlotChange, swapped: bool) -> bool:
+    return swapped and all(len(gone.split()) == len(came.split()) == 1 for gone, came in slots.replacements)
 
 
 def _denied(phrase: str) -> bool:
