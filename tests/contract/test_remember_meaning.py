@@ -349,6 +349,7 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("The upload limit is 10 MB.", "Uploads cannot exceed 10 MB."),  # a limit is a bound
         ("The upload limit is 10 MB.", "Uploads are limited to 10 MB."),
         ("The flag is false.", "The flag is off."),  # one state, two names
+        ("We are yet to migrate the billing service.", "The billing service is not migrated yet."),  # a reversal
         ("The feature is done.", "The feature is complete."),
     ],
 )

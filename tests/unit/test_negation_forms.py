@@ -36,6 +36,8 @@ SAID_AGAIN = [
     ("The deploy failed to update the config.", "The deploy did not update the config."),
     ("The vendor refused to sign the DPA.", "The vendor did not sign the DPA."),
     ("The login bug has yet to be fixed.", "The login bug has not been fixed yet."),
+    # "yet" is no party to the claim: it trades places with none
+    ("We are yet to migrate the billing service.", "The billing service is not migrated yet."),
     ("the nightly job doesnt retry", "The nightly job doesn't retry."),
     ("The logs contain nothing but noise.", "The logs contain only noise."),  # "nothing but" is "only"
     ("We deploy to all regions except eu-west-1.", "We deploy everywhere but eu-west-1."),  # "but" excepts

@@ -91,6 +91,9 @@ NEGATION_REACH = 6
 ORDERING_WORDS = frozenset({"to", "from", "of", "than", "then", "before", "after", "over", "under", "into", "onto",
                             "above", "below", "behind", "ahead", "towards", "toward", "via", "against"})  # fmt: skip
 BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
+# Adverbs of time and of degree, by stem: no party to a claim, they trade places with none ("we are yet to migrate
+# the billing service" / "the billing service is not migrated yet" reverses nothing).
+_NO_ARGUMENTS = frozenset(stem(w) for w in ("yet", "still", "already", "now", "again", "ever", "just", "soon"))
 # Verbs that make "with" an ordering word: "replaced Jenkins with Travis" is not "replaced Travis with Jenkins", where
 # "paired Alice with Bob" is "paired Bob with Alice".
 _REPLACING = frozenset({stem(w) for w in ("replace", "replaced", "substitute", "substituted", "supersede")})
@@ -401,7 +404,7 @@ def crossed_pivot(
     new_at = {w: i for i, w in enumerate(new_words) if new_count[w] == 1}
     # The arguments by their place in the old text, with the latest new place of those before each point and the
     # earliest new place of those after it: each pivot is then one lookup (long notes have hundreds of words).
-    placed = sorted((old_at[w], new_at[w]) for w in arguments if w in old_at and w in new_at)
+    placed = sorted((old_at[w], new_at[w]) for w in arguments - _NO_ARGUMENTS if w in old_at and w in new_at)
     if len(placed) < 2:
         return False
     ordering = ORDERING_WORDS | {"with"} if _REPLACING & old_count.keys() & new_count.keys() else ORDERING_WORDS
