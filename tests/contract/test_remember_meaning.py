@@ -350,6 +350,7 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("The upload limit is 10 MB.", "Uploads are limited to 10 MB."),
         ("The flag is false.", "The flag is off."),  # one state, two names
         ("We are yet to migrate the billing service.", "The billing service is not migrated yet."),  # a reversal
+        ("The cache is not warm.", "The cache is never warm."),  # "not" / "never": a conflict with the model
         ("The feature is done.", "The feature is complete."),
     ],
 )

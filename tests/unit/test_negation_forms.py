@@ -50,6 +50,7 @@ SAID_AGAIN = [
     ("Uploads larger than 10 MB go to S3 directly.", "Uploads bigger than 10 MB go to S3 directly."),
     # one denial said two ways: "do not" / "never"
     ("Do not deploy without a review.", "Never deploy without a review."),
+    ("The cache is not warm.", "The cache is never warm."),  # weighed by a model as two values (0.41)
     # a bound said with a denial is the bound
     ("There are at most 3 retries.", "There are no more than 3 retries."),
     ("Retries are capped at 3.", "Retries never exceed 3."),
@@ -166,6 +167,9 @@ def test_the_same_denial_in_other_words_is_a_duplicate() -> None:
         judge("Users cannot disable two-factor auth.", "Users can't disable two-factor auth.")[0] is Verdict.DUPLICATE
     )
     assert judge("The worker won't retry on a 404.", "The worker will not retry on a 404.")[0] is Verdict.DUPLICATE
+    # "not" / "never" is no phrase a model weighs (it put them at 0.41, another value)
+    old, new = "The cache is not warm.", "The cache is never warm."
+    assert judge(old, new, 0.9, {("not", "never"): 0.41})[0] is Verdict.DUPLICATE
 
 
 def test_a_question_tag_denies_nothing_and_a_proposal_keeps_its_denial() -> None:

@@ -947,6 +947,7 @@ BROKE = frozenset({("broke",), ("was", "not"), ("were", "not")})
 INTERCHANGEABLE = (CEASING, PREFERRING, DENYING_ALWAYS, LACKING, LACKED, BREAKING, BROKE)
 # Words that carry no value of their own: a phrase made only of them is never weighed as a replacement.
 FUNCTION_WORDS = STOPWORDS | {"each", "every", "via", "through", "per", "get", "gets", "got"}
+_ONE_DENIAL = frozenset({"not", "never", "no"})
 MAX_NAMES = 3  # names weighed on each side, at most
 
 
@@ -963,9 +964,11 @@ def _replacements(
         if tag == "equal":
             continue
         gone, came = old[i1:i2], new[j1:j2]
-        # "unwilling" / "not willing", the comparison reads them as one denial; "an open" / "not … a closed"
+        # "unwilling" / "not willing", the comparison reads them as one denial; "an open" / "not … a closed"; "not"
+        # / "never", one denial said two ways (no value a model could weigh)
         if (
             denied_alike(gone, came) or any(gone in phrases and came in phrases for phrases in INTERCHANGEABLE)
+            or (tag == "replace" and _ONE_DENIAL.issuperset((*gone, *came)))
             or any((stem(g), stem(c)) in said_otherwise for g in gone for c in came)
         ):  # fmt: skip
             said_alike = True
