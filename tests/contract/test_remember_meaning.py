@@ -351,6 +351,7 @@ def test_another_frequency_with_a_detail_added_is_never_an_update(services: Serv
         ("The flag is false.", "The flag is off."),  # one state, two names
         ("We are yet to migrate the billing service.", "The billing service is not migrated yet."),  # a reversal
         ("The cache is not warm.", "The cache is never warm."),  # "not" / "never": a conflict with the model
+        ("The login bug is fixed.", "The login bug is resolved."),  # a conflict, with the model and without
         ("The feature is done.", "The feature is complete."),
     ],
 )
@@ -389,6 +390,7 @@ def test_a_state_said_in_other_words_is_no_conflict(
         ("The job is running.", "The job is finished."),  # stored beside it: WordNet's "run out" is "finish"
         ("The nightly export job is running.", "The nightly export job has finished."),  # it was a duplicate
         ("We store sessions in Redis.", "Sessions are stored in Memcached."),  # read as a headline: no names
+        ("The login bug is fixed.", "The login bug was reopened."),  # stored beside it by words
     ],
 )
 def test_a_short_note_turned_is_a_conflict(services: Services, me: Principal, old: str, new: str) -> None:

@@ -134,6 +134,8 @@ NEGATED = [
     ("The account is active.", "The account is disabled."),
     ("The payments service is down.", "The payments service is running."),
     ("The migration is finished.", "The migration is blocked."),
+    ("The login bug is fixed.", "The login bug is still open."),  # an adverb of time put in
+    ("The login bug is open.", "The login bug is fixed now."),
 ]
 
 
@@ -202,6 +204,7 @@ def test_a_short_note_sharing_one_word_with_another_is_no_frame() -> None:
         ("The feature is done.", "The feature is complete.", ("done", "complete")),
         ("The payments service is up.", "The payments service is online.", ("up", "online")),
         ("The PR is waiting on review.", "The PR is blocked on review.", ("waiting", "blocked")),
+        ("The login bug is fixed.", "The login bug is resolved.", ("fixed", "resolved")),
     ],
 )
 def test_a_state_said_with_another_of_its_names_is_a_duplicate(old: str, new: str, put: tuple[str, str]) -> None:

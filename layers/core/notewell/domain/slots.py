@@ -112,7 +112,10 @@ STATES = (
     (("up", "online", "running", "available"), ("down", "offline", "unavailable")),  # a service
     (("done", "complete", "completed", "finished"), ("pending", "waiting", "awaiting", "blocked"),
      ("running", "ongoing", "underway")),  # a task
+    (("fixed", "resolved"), ("open", "reopened", "unresolved", "unfixed")),  # a bug, an incident
 )  # fmt: skip
+# Words a sentence may add to a state, or leave out, and say it all the same: "The flag is now off."
+_STATE_ADVERBS = frozenset({"still", "now", "already", "again", "currently", "yet"})
 
 
 def _states_of_words() -> dict[str, frozenset[tuple[int, int]]]:
@@ -990,9 +993,10 @@ STATE_FLIPPED, STATE_RESTATED = "flipped", "restated"
 @functools.lru_cache(maxsize=256)
 def state_put(old_text: str, new_text: str) -> str | None:
     """STATE_FLIPPED when a word of STATES stands in place of another state of its kind, STATE_RESTATED when every
-    word put in place is one of the same state; None unless every difference is one word put in place of one (cheap
-    to ask of two long notes: their words are counted first)."""
-    old, new = _WORD.findall(old_text.casefold()), _WORD.findall(new_text.casefold())
+    word put in place is one of the same state; None unless every difference is one word put in place of one, or an
+    adverb of time (cheap to ask of two long notes: their words are counted first)."""
+    old = [w for w in _WORD.findall(old_text.casefold()) if w not in _STATE_ADVERBS]
+    new = [w for w in _WORD.findall(new_text.casefold()) if w not in _STATE_ADVERBS]
     if len(old) != len(new):
         return None
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
