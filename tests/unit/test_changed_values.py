@@ -41,6 +41,8 @@ SAME_PARTS = [
     ("The widget is rendered client-side.", "The widget is rendered client-side only."),
 ]  # fmt: skip
 ANOTHER_AMOUNT = [
+    ("We release every two weeks.", "We release every week."),  # a count left out, the unit kept
+    ("The job runs every 5 minutes.", "The job runs every minute."),
     ("Some endpoints are cached.", "All endpoints are cached."),
     ("Most tests run in parallel.", "All tests run in parallel."),
     ("Some of the endpoints are cached.", "All of the endpoints are cached."),
@@ -52,6 +54,8 @@ ANOTHER_AMOUNT = [
     ("Any service may write to the ledger table.", "Only the billing service may write to the ledger table."),
 ]  # fmt: skip
 SAME_AMOUNT = [
+    ("After four years, Clinton learned it.", "After four long years, Clinton learned it."),  # the count kept
+    ("She made $132,000 a year from a business she owned for 22 years.", "It made $132,000 each year."),
     ("Every service logs to CloudWatch.", "All services log to CloudWatch."),
     ("Each service logs to CloudWatch.", "Every service logs to CloudWatch."),
     ("A few tests are flaky.", "Some tests are flaky."),

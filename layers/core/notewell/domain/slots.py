@@ -478,7 +478,9 @@ def changed_slots(old: str, new: str) -> SlotChange:
         or unit_swapped
         or _quantifier_swapped(a.words, b.words)
         or _only_widened(a.words, b.words)
-        or _only_widened(b.words, a.words),
+        or _only_widened(b.words, a.words)
+        or _count_dropped(a, b)
+        or _count_dropped(b, a),
         antonym_flipped=flipped or _compound_flipped(a.words, b.words) or put == STATE_FLIPPED,
         word_swapped=bool(swaps),
         new_values=bool(new_names_added) or bool(new_numbers_added),
@@ -563,6 +565,19 @@ def _measured_otherwise(a: Values, b: Values) -> bool:
     old_often = {UNITS[w] for w in a.words if w in FREQUENCIES}
     new_often = {UNITS[w] for w in b.words if w in FREQUENCIES}
     return bool(old_often) and bool(new_often) and old_often.isdisjoint(_units(b.words))
+
+
+def _count_dropped(a: Values, b: Values) -> bool:
+    """A count of a unit in `a` (not one) left out of the same place in `b`, the unit kept: "every two weeks" /
+    "every week". (Not "four years" / "four long years", nor "for 22 years" / "each year".)"""
+    counted = {
+        (before, UNITS[unit])
+        for before, count, unit in zip(a.words, a.words[1:], a.words[2:], strict=False)
+        if count in a.numbers and count != "1" and unit in UNITS
+    }
+    return bool(counted) and any(
+        (before, UNITS[unit]) in counted for before, unit in itertools.pairwise(b.words) if unit in UNITS
+    )
 
 
 def _measures(v: Values) -> dict[str, set[str]]:
