@@ -14,7 +14,8 @@ project with that many generated notes through the services, then measure
   5. last, the writes (create_note through the core, the MCP client and its legacy mode), so that every read
      above sees exactly the seeded notes;
   6. remember through the core on a second fresh data dir seeded with the same notes (no server): new content,
-     exact repeats and longer restatements, with the outcome statuses (tests/bench/remember.py);
+     exact repeats and longer restatements, with the outcome statuses (tests/bench/remember.py); every size is
+     seeded first and the calls timed in rounds alternating between the sizes (one size at a time with --profile);
   7. get_context (balanced, with and without a query) through the core, and 8. the whole change feed drained
      page by page with get_changes_since, on a third fresh data dir seeded with the same notes (tests/bench/reads.py).
 Then, once: the token economy, get_context's answers against the whole memory for a generated knowledge graph of
@@ -72,7 +73,7 @@ from tests.bench.local_server import Served, serve
 from tests.bench.reads import CONTEXT_KINDS, CONTEXT_LABELS, bench_reads, report_reads
 from tests.bench.remember import KINDS as REMEMBER_KINDS
 from tests.bench.remember import LABELS as REMEMBER_LABELS
-from tests.bench.remember import bench_remember, remember_ratios, report_remember
+from tests.bench.remember import bench_remember, bench_remember_sizes, remember_ratios, report_remember
 from tests.bench.stats import summarize
 from tests.bench.tokens import DEFAULT_ENTITY_COUNTS, bench_tokens, report_tokens
 
@@ -828,7 +829,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if "serve" in args.only:
                 results[size] = bench_size(size, Path(tmp) / f"n{size}", corpus, plan, profile=args.profile)
                 print(report_size(results[size]), flush=True)
-            if "remember" in args.only:
+            if "remember" in args.only and args.profile:  # profiled one size at a time
                 remembered[size] = bench_remember(
                     size,
                     Path(tmp) / f"remember-n{size}",
@@ -854,6 +855,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     profile_calls=plan.profile_calls // 3,
                 )
                 print(report_reads(reads[size]), flush=True)
+        if "remember" in args.only and not args.profile:
+            # every size seeded first, the calls timed in rounds alternating between them: the 10k/1k ratio then
+            # compares calls made in the same minutes (timed apart, quiet runs read 0.93 to 1.38 on the same code)
+            remembered = bench_remember_sizes(
+                args.sizes, Path(tmp) / "remember", corpus, plan.remember_calls, plan.warmup, plan.rounds
+            )
+            for size in args.sizes:
+                print(report_remember(remembered[size]), flush=True)
         if "tokens" in args.only:
             document["tokens"] = bench_tokens(args.entities, Path(tmp))
             print(report_tokens(document["tokens"]), flush=True)
