@@ -91,9 +91,11 @@ NEGATION_REACH = 6
 ORDERING_WORDS = frozenset({"to", "from", "of", "than", "then", "before", "after", "over", "under", "into", "onto",
                             "above", "below", "behind", "ahead", "towards", "toward", "via", "against"})  # fmt: skip
 BE_FORMS = frozenset({"is", "are", "was", "were", "be", "been", "being", "gets", "got", "get"})
-# Adverbs of time and of degree, by stem: no party to a claim, they trade places with none ("we are yet to migrate
-# the billing service" / "the billing service is not migrated yet" reverses nothing).
-_NO_ARGUMENTS = frozenset(stem(w) for w in ("yet", "still", "already", "now", "again", "ever", "just", "soon"))
+# Adverbs of time: a claim said with them or without is the same claim ("The flag is now off.").
+TIME_ADVERBS = frozenset({"yet", "still", "already", "now", "again"})
+# They, and adverbs of degree, by stem: no party to a claim, they trade places with none ("we are yet to migrate the
+# billing service" / "the billing service is not migrated yet" reverses nothing).
+_NO_ARGUMENTS = frozenset(stem(w) for w in TIME_ADVERBS | {"ever", "just", "soon"})
 # Verbs that make "with" an ordering word: "replaced Jenkins with Travis" is not "replaced Travis with Jenkins", where
 # "paired Alice with Bob" is "paired Bob with Alice".
 _REPLACING = frozenset({stem(w) for w in ("replace", "replaced", "substitute", "substituted", "supersede")})

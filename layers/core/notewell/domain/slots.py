@@ -23,6 +23,7 @@ from notewell.domain.similarity import (
     BE_FORMS,
     PLAIN_NEGATIONS,
     STOPWORDS,
+    TIME_ADVERBS,
     amounts,
     denied_alike,
     negated_words,
@@ -115,7 +116,7 @@ STATES = (
     (("fixed", "resolved"), ("open", "reopened", "unresolved", "unfixed")),  # a bug, an incident
 )  # fmt: skip
 # Words a sentence may add to a state, or leave out, and say it all the same: "The flag is now off."
-_STATE_ADVERBS = frozenset({"still", "now", "already", "again", "currently", "yet"})
+_STATE_ADVERBS = TIME_ADVERBS | {"currently"}
 
 
 def _states_of_words() -> dict[str, frozenset[tuple[int, int]]]:
