@@ -23,7 +23,7 @@ import bpe_openai
 from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import bootstrap
 from notewell.config import Settings
-from notewell.domain import admission
+from notewell.domain import titles
 from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import Detail
 from tests.bench.common import log, new_principal, table
@@ -146,7 +146,7 @@ def bench_split(seed: int, workdir: Path) -> dict[str, Any]:
         by_body: dict[str, str] = {}
         for note in sorted(notes, key=lambda n: n.supersedes is not None):  # a replaced note exists first
             made = services.notes.create(
-                principal, project, title=admission.derive_title(note.body), body=note.body, type=note.type,
+                principal, project, title=titles.derive_title(note.body), body=note.body, type=note.type,
                 status=note.status, supersedes=[by_body[note.supersedes]] if note.supersedes else [],
             )  # fmt: skip
             by_body[note.body] = made.note.id

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from notewell.adapters.sqlite import CANDIDATE_ROWS, SqliteStore, match_expression, split_terms
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import EmbedderChoice, Settings
-from notewell.domain.admission import CANDIDATE_TERMS, candidate_query
+from notewell.domain.ranking import CANDIDATE_TERMS, candidate_query
 from notewell.services.memory import CANDIDATE_STATUSES, CANDIDATES, RememberRequest
 from tests.bench.common import PROJECT, CpuWatch, cpu_note, log, new_principal, seed, table, timed_rounds
 

@@ -31,7 +31,7 @@ import bpe_openai
 from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import bootstrap
 from notewell.config import Settings
-from notewell.domain import admission
+from notewell.domain import titles
 from tests.bench.common import log, table
 from tests.bench.orientation import bench_orientation, report_orientation
 from tests.bench.tokens import ENTITY_TYPES, entities
@@ -91,7 +91,7 @@ def one_line_notes(count: int) -> list[tuple[str, str, str]]:
     notes = []
     for entity in entities(count):
         body = f"{entity.name}: {entity.observations[0]}."
-        notes.append((admission.derive_title(body), ENTITY_TYPES[entity.entity_type][1].value, body))
+        notes.append((titles.derive_title(body), ENTITY_TYPES[entity.entity_type][1].value, body))
     return notes
 
 

@@ -82,8 +82,7 @@ def test_the_template_builds_the_layer_for_the_runtime_it_declares() -> None:
 def test_sam_build_makes_a_pruned_layer_and_handler_only_functions(built: Path) -> None:
     layer = built / "CoreLayer" / "python"
     assert (layer / "notewell" / "bootstrap.py").exists() and (layer / "mcp").is_dir()
-    assert (layer / "notewell" / "data" / "lexicon.txt.gz").is_file()  # remember's lexicon, beside its licence
-    assert (layer / "notewell" / "data" / "WORDNET-LICENSE").is_file()
+    assert (layer / "notewell" / "domain" / "admission" / "data" / "units.json").is_file()  # the detectors' words
     assert sorted(p.name for p in (layer / "botocore" / "data").iterdir() if p.is_dir()) == sorted(BOTOCORE_SERVICES)
     endpoints = json.loads((layer / "botocore" / "data" / "endpoints.json").read_text())
     listed = {service for partition in endpoints["partitions"] for service in partition["services"]}

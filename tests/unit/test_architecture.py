@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import pkgutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ def imports_of(path: Path) -> set[str]:
 
 
 def test_the_domain_imports_only_the_standard_library_and_itself() -> None:
-    for path in (CORE / "domain").glob("*.py"):
+    for path in (CORE / "domain").rglob("*.py"):
         for name in imports_of(path):
             top = name.split(".")[0]
             assert top not in VENDOR | IO_MODULES, f"{path.name} imports {name}"
@@ -67,3 +68,27 @@ def test_the_layer_requirements_match_pyproject() -> None:
     from scripts.layer_reqs import ROOT, layer_requirements
 
     assert (ROOT / "layers/core/requirements.txt").read_text() == layer_requirements(), "run 'make layer-reqs'"
+
+
+ADMISSION = CORE / "domain" / "admission"
+
+
+def test_admission_stays_small_enough_to_read() -> None:
+    """The detectors, the verdict and the loader of their words: at most 900 lines that hold something."""
+    lines = [line for path in ADMISSION.glob("*.py") for line in path.read_text().splitlines() if line.strip()]
+    assert len(lines) <= 900, f"{len(lines)} non-blank lines in domain/admission"
+
+
+def test_word_lists_live_in_data_files_not_in_code() -> None:
+    """No list, set, tuple or dict of more than 30 literal entries in admission's code: words are data."""
+    for path in ADMISSION.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.List, ast.Set, ast.Tuple)):
+                size = sum(isinstance(e, ast.Constant) for e in node.elts)
+            elif isinstance(node, ast.Dict):
+                size = sum(isinstance(k, ast.Constant) for k in node.keys)
+            else:
+                continue
+            assert size <= 30, f"{path.name}:{node.lineno} holds {size} literal entries"
+    for path in (ADMISSION / "data").glob("*.json"):
+        assert json.loads(path.read_text())["_about"], f"{path.name} says what it holds"

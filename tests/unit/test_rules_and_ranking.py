@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from notewell.domain import admission, ranking, rules, stemming
+from notewell.domain import ranking, rules, stemming
 from notewell.domain.errors import InvalidArgumentError, NotewellError, TooLargeError, VersionConflictError
 from notewell.domain.model import Note
 
@@ -112,13 +112,13 @@ def test_bm25_matches_other_forms_of_the_query_words() -> None:
 
 def test_remember_looks_up_candidates_by_index_words_from_the_start_and_from_the_whole_content() -> None:
     content = "ship alpha123 now. " * 300 + "Reconciliation instrumentation observability dashboards."
-    query = admission.candidate_query(content).split()
+    query = ranking.candidate_query(content).split()
     assert {"alpha123", "ship"} <= set(query)  # the start: what a ranked scan reads of the stored note
     assert {"reconciliation", "instrumentation"} <= set(query)  # the longest words anywhere
-    assert len(query) <= admission.CANDIDATE_TERMS
+    assert len(query) <= ranking.CANDIDATE_TERMS
 
 
 def test_remember_looks_up_candidates_by_two_letter_words_that_are_no_stopwords() -> None:
     """A short note may share only "PR" with the one it turns ("The PR is pending." / "… merged."): by words no
     candidate was found."""
-    assert admission.candidate_query("The PR is merged.").split() == ["merged", "pr"]
+    assert ranking.candidate_query("The PR is merged.").split() == ["merged", "pr"]

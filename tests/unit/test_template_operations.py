@@ -160,3 +160,16 @@ def test_functions_run_traced_and_emit_tool_metrics(template: dict[str, Any]) ->
     function = template["Globals"]["Function"]
     assert function["Tracing"] == "Active"
     assert function["Environment"]["Variables"]["NOTEWELL_METRICS"] == "emf"
+
+
+def test_the_judge_is_off_unless_a_model_is_named_and_may_call_only_that_model(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["JudgeModelId"]
+    assert parameter["Default"] == ""
+    mcp = template["Resources"]["McpFunction"]["Properties"]
+    assert mcp["Environment"]["Variables"]["NOTEWELL_JUDGE_MODEL"] == {"Ref": "JudgeModelId"}
+    granted = [p for p in mcp["Policies"] if isinstance(p, dict) and "Fn::If" in p and p["Fn::If"][0] == "HasJudge"]
+    (judge,) = granted
+    (statement,) = judge["Fn::If"][1]["Statement"]
+    assert statement["Action"] == "bedrock:InvokeModel"
+    assert all("${JudgeModelId}" in r["Fn::Sub"] for r in statement["Resource"])
+    assert judge["Fn::If"][2] == {"Ref": "AWS::NoValue"}

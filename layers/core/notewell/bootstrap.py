@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Clock,
         Embedder,
         IdSource,
+        Judge,
         SearchIndex,
         Store,
         VectorSearch,
@@ -80,9 +81,9 @@ def bootstrap(
     ids: IdSource | None = None,
     embedder: Embedder | None = None,
     client_documents: ClientDocuments | None = None,
+    judge: Judge | None = None,
 ) -> Services:
     from notewell.adapters.system import SystemClock, UlidIdSource
-    from notewell.adapters.wordnet_lexicon import PackagedLexicon  # loads its data on first use, not here
 
     if store is None:
         store, search = _store_for(settings)
@@ -91,14 +92,11 @@ def bootstrap(
     deps = Deps(store=store, clock=clock or SystemClock(), ids=ids or UlidIdSource())
     if embedder is None:
         embedder = _embedder_for(settings)
-    lexicon = PackagedLexicon()
-    meaning = (
-        Meaning(embedder, _vectors_for(store, search, embedder), deps.clock, lexicon) if embedder is not None else None
-    )
+    meaning = Meaning(embedder, _vectors_for(store, search, embedder), deps.clock) if embedder is not None else None
     meter = Meter(store, deps.clock)
     notes = NoteService(deps, meter, meaning)
     search_service = SearchService(deps, search, meaning, fresh=_fresh_for(store, search))
-    memory = MemoryService(deps, notes, search_service, lexicon)
+    memory = MemoryService(deps, notes, search_service, judge if judge is not None else _judge_for(settings))
     auth = AuthService(deps)  # one for the MCP side and the authorization server alike
     secret = _cursor_key(settings, store)
     oauth = (
@@ -264,6 +262,14 @@ def stack_upgrade(
     if not isinstance(store, ContextIndexUpgrade):
         return UpgradeReport(0, 0)  # nothing to upgrade: the store's context reads never needed it
     return upgrade_context_index(store, store, horizon=format_ts(datetime.now(UTC)), progress=progress)
+
+
+def _judge_for(settings: Settings) -> Judge | None:
+    if not settings.judge_model:
+        return None
+    from notewell.adapters import bedrock_judge
+
+    return bedrock_judge.BedrockJudge(bedrock_judge.make_client(settings.aws_region), settings.judge_model)
 
 
 def _embedder_for(settings: Settings, *, patient: bool = False) -> Embedder | None:

@@ -46,6 +46,8 @@ class Settings:
     search_endpoint: str | None = None
     embed_model: str = "amazon.titan-embed-text-v2:0"  # with embedder "bedrock"
     embed_dimensions: int = 1024
+    # A Bedrock text model remember asks about close notes no detector settles (empty: no judge, the agent reviews).
+    judge_model: str = ""
     # emf: one CloudWatch embedded-metric line per tool call on stdout (Lambda); none: no metrics (local runs).
     metrics: MetricsChoice = "none"
     metrics_namespace: str = "Notewell"
@@ -75,6 +77,7 @@ class Settings:
             search_endpoint=_endpoint(environ.get("NOTEWELL_SEARCH_ENDPOINT")),
             embed_model=environ.get("NOTEWELL_EMBED_MODEL", "").strip() or "amazon.titan-embed-text-v2:0",
             embed_dimensions=_dimensions(environ.get("NOTEWELL_EMBED_DIMENSIONS")),
+            judge_model=environ.get("NOTEWELL_JUDGE_MODEL", "").strip(),
             metrics=_metrics(environ.get("NOTEWELL_METRICS")),
             metrics_namespace=environ.get("POWERTOOLS_METRICS_NAMESPACE", "").strip() or "Notewell",
         )

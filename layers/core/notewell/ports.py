@@ -60,12 +60,33 @@ class EmbeddingUnavailableError(SearchUnavailableError):
     """The embedder failed, is not installed, or ran out of its time; the caller searches by keywords instead."""
 
 
-class Lexicon(Protocol):
-    """Knowledge of words a sentence model lacks: whether a phrase put in place of another says the same (a synonym,
-    a broader term, a derived form) or gives another value."""
+class JudgeUnavailableError(Exception):
+    """The judge did not answer in time or could not be reached: remember falls back to the agent's review."""
 
-    def relation(self, old: str, new: str) -> str | None:
-        """Either "alike", "rival" (another value of the same kind: guitar/violin), or None: the lexicon cannot say."""
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """A judge's answer for one pair of notes: `contradicts`, `restates` (the new one says the old one's claim,
+    perhaps with more) or `independent`; for a contradiction, the slot and its old and new value."""
+
+    verdict: str
+    slot: str = ""
+    old: str = ""
+    new: str = ""
+
+
+class Judge(Protocol):
+    """A small text model asked one short structured question about two notes no detector could settle."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def rule(self, old: str, new: str, *, timeout: float) -> Ruling:
+        """How `new` stands to `old`.
+
+        Raises:
+            JudgeUnavailableError: no answer within `timeout` seconds, or none that could be read.
+        """
         ...
 
 

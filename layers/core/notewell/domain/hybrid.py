@@ -5,9 +5,10 @@ scores (cosine) as they are, clipped at 0. A min-max weighted sum beat reciproca
 (RRF throws away how far ahead the best hits are, and lets the weaker leg's noise in at full weight); `VECTOR_WEIGHT`
 is tuned on the tune split of the retrieval set (tests/quality).
 
-One structural signal is added on top: the names a query gives (a person, a product, a service: capitals mid-sentence,
-domain/slots.py) and the share of them a note mentions. "What did Lisa say about the exam" is about Lisa's notes even
-where another note's words and meaning are closer. `ENTITY_WEIGHT` is tuned on the same split.
+One structural signal is added on top: the names a query gives (a person, a product, a service: capitals
+mid-sentence, domain/admission/text.py) and the share of them a note mentions. "What did Lisa say about the exam"
+is about Lisa's notes even where another note's words and meaning are closer. `ENTITY_WEIGHT` is tuned on the
+same split.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from notewell.domain.slots import values, words
+from notewell.domain.admission.text import sentences_of, tokens_of
+from notewell.domain.rules import words
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -64,12 +66,17 @@ def fuse(
 
 def query_names(query: str) -> frozenset[str]:
     """The names a query gives (casefolded): words capitalised mid-sentence or inside (Lisa, GraphQL, Postgres)."""
-    return values(query).names
+    return frozenset(
+        t.text.casefold()
+        for s in sentences_of(query)
+        for t in tokens_of(s)
+        if t.kind == "name" and not t.text.islower()
+    )
 
 
 def named_share(names: frozenset[str], text: str) -> float:
     """The share of `names` that `text` mentions, in any case (0 when there are no names)."""
-    return len(names & words(text)) / len(names) if names else 0.0
+    return len(names & set(words(text))) / len(names) if names else 0.0
 
 
 # A note's vector sees its title and the start of its body: small models read a few hundred tokens at most, and the

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import heapq
 import math
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.model import Note, SearchHit
 from notewell.domain.rules import excerpt, words
 from notewell.domain.stemming import stem
@@ -91,3 +93,28 @@ def substring(notes: Sequence[Note], query: str, limit: int) -> list[SearchHit]:
             if len(hits) >= limit:
                 break
     return hits
+
+
+CANDIDATE_TERMS = 8  # words of the new content used to look up candidates in the search index
+
+
+def candidate_query(content: str) -> str:
+    """A few distinctive words of the content to find candidates in the search index (never the whole text).
+
+    Longer words are rarer, and every word in the query widens the index's match set, so a handful of the longest
+    content words finds the notes that restate or contradict this one at a fraction of the cost of all of them.
+    They are the index's own words (words: 'alpha123' whole, 'foo_bar' two). Half come from the start of the
+    content, the part every search mode ranks, so content stored before always finds the note that holds it; the
+    rest from the whole, so a long text that restates a note further down still finds it.
+    """
+    start = _longest(words(content[:RANKED_BODY_CHARS]), CANDIDATE_TERMS // 2)
+    whole = words(content)
+    chosen = list(dict.fromkeys([*start, *_longest(whole, CANDIDATE_TERMS)]))[:CANDIDATE_TERMS]
+    return " ".join(chosen) or " ".join(whole[:CANDIDATE_TERMS])
+
+
+def _longest(words: list[str], count: int) -> list[str]:
+    function = vocabulary().function_words
+    # two letters are a word of substance too ("The PR is pending." / "… merged." share only "PR")
+    distinct = dict.fromkeys(w for w in words if w not in function and len(w) > 1)
+    return heapq.nlargest(count, distinct, key=len)  # ties keep text order, in linear time on long content

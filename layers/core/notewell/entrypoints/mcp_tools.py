@@ -396,7 +396,8 @@ def build_server(services: Services) -> MCPServer:
     ) -> RememberResult:
         """Save what the next agent must know (a decision, constraint, fact, failed approach...) with its type. status:
         created; updated (restated a note in place); duplicate (known, nothing written); conflict (contradicts a
-        note, nothing written: send a resolve call). With reviewRequired, supersede a neighbour that disagrees."""
+        note, nothing written: evidence says what changed; send a resolve call). With reviewRequired, read related
+        and neighbours: if the new note replaces one, send the resolve call."""
         outcome = services.memory.remember(
             caller(),
             RememberRequest(

@@ -12,6 +12,7 @@ from notewell.domain import rules
 from notewell.domain.lines import change_line, flags, minute, search_line, status_flag
 
 if TYPE_CHECKING:
+    from notewell.domain.admission import Evidence
     from notewell.domain.model import ApiKey, Link, Note, Project, SearchHit
     from notewell.services.changes import ChangesPage
     from notewell.services.context import ContextResult
@@ -325,13 +326,36 @@ class ResolvingCallOut(Wire):
     when: str = Field(description="When this call is the right resolution.")
 
 
+class EvidenceOut(Wire):
+    """What a verdict rests on: the detector that fired, the slot it saw change, and the old and new value."""
+
+    detector: str = Field(
+        description="repeat, reworded, contained, changed value, status, negation, opposite, reversal or elaboration."
+    )
+    slot: str = Field(description="What changed, in the old note's words (e.g. 'retries capped').")
+    old: str = Field(description="The old value (or sentence).")
+    new: str = Field(description="The new value (or sentence); for elaboration, the detail added.")
+
+    @classmethod
+    def of(cls, evidence: Evidence | None) -> EvidenceOut | None:
+        if evidence is None:
+            return None
+        return cls(detector=evidence.detector, slot=evidence.slot, old=evidence.old, new=evidence.new)
+
+
 class RememberResult(Wire):
     status: str = Field(description="created, updated (restated an existing note), duplicate or conflict.")
     note: NoteWritten | None = Field(default=None, description="The note written or already holding this memory.")
     existing: NoteLean | None = Field(default=None, description="The existing note that matched.")
+    evidence: EvidenceOut | None = Field(default=None, description="Why: the slot changed, or the detail added.")
+    related: list[Neighbour] = Field(
+        default_factory=list, description="Close notes the new one was stored beside: read them (reviewRequired)."
+    )
     neighbours: list[Neighbour] = Field(default_factory=list, description="Same-type notes to compare with.")
-    review_required: bool = Field(default=False, description="True: read the neighbours for contradictions.")
-    resolve: list[ResolvingCallOut] = Field(default_factory=list, description="Exact calls that settle a conflict.")
+    review_required: bool = Field(default=False, description="True: read related and neighbours for contradictions.")
+    resolve: list[ResolvingCallOut] = Field(
+        default_factory=list, description="Exact calls that settle a conflict or a review."
+    )
     message: str
 
     @classmethod
@@ -340,6 +364,8 @@ class RememberResult(Wire):
             status=outcome.status.value,
             note=NoteWritten.of_view(outcome.note) if outcome.note else None,
             existing=NoteLean.of(outcome.existing) if outcome.existing else None,
+            evidence=EvidenceOut.of(outcome.evidence),
+            related=[Neighbour.of(n) for n in outcome.related],
             neighbours=[Neighbour.of(n) for n in outcome.neighbours],
             review_required=outcome.review_required,
             resolve=[ResolvingCallOut(tool=r.tool, arguments=r.arguments, when=r.when) for r in outcome.resolutions],
@@ -353,6 +379,8 @@ class CheckpointItemOut(Wire):
     id: str | None = Field(default=None, description="The note that now holds this item.")
     existing_id: str | None = Field(default=None, description="The existing note it matched.")
     excerpt: str
+    evidence: EvidenceOut | None = Field(default=None, description="Why: the slot changed, or the detail added.")
+    related_ids: list[str] = Field(default_factory=list, description="Close notes to review beside it.")
     resolve: list[ResolvingCallOut] = Field(default_factory=list)
 
 
@@ -370,6 +398,8 @@ class CheckpointResult(Wire):
                 id=item.outcome.note.note.id if item.outcome.note else None,
                 existing_id=item.outcome.existing.id if item.outcome.existing else None,
                 excerpt=rules.excerpt(item.content, 100),
+                evidence=EvidenceOut.of(item.outcome.evidence),
+                related_ids=[n.id for n in item.outcome.related],
                 resolve=[
                     ResolvingCallOut(tool=r.tool, arguments=r.arguments, when=r.when) for r in item.outcome.resolutions
                 ],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from notewell.domain import admission, packing, ranking, rules
+from notewell.domain import packing, ranking, rules
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import CONTEXT_INDEX_LAYOUT
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, PackedContext, Section
@@ -103,7 +103,7 @@ class ContextService:
             # never a further read of the project; the answer says so.
             pool = list({n.id: n for n in [*recent, *(n for ns in by_section.values() for n in ns)]}.values())
             bounded_relevance = len(pool)
-            for hit in ranking.bm25(pool, admission.candidate_query(text) or text, RELEVANT):
+            for hit in ranking.bm25(pool, ranking.candidate_query(text) or text, RELEVANT):
                 relevant.append(hit.note)
                 found[hit.note.id] = hit.score
 
@@ -215,7 +215,7 @@ class ContextService:
         if not query:
             return {}
         unique = list({n.id: n for n in notes}.values())
-        hits = ranking.bm25(unique, admission.candidate_query(query) or query, len(unique))
+        hits = ranking.bm25(unique, ranking.candidate_query(query) or query, len(unique))
         best = hits[0].score if hits else 0.0
         return {h.note.id: h.score / best for h in hits} if best > 0 else {}
 

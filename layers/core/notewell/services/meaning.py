@@ -13,15 +13,14 @@ from typing import TYPE_CHECKING
 
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.hybrid import embedding_text
-from notewell.domain.lexicon import known_weights
 from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError, VectorIndex
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
     from notewell.domain.model import Note
-    from notewell.ports import Clock, Embedder, Lexicon, Vector, VectorSearch
+    from notewell.ports import Clock, Embedder, Vector, VectorSearch
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +33,8 @@ WARM_UP_TIMEOUT_SECONDS = 120.0
 
 
 class Meaning:
-    def __init__(
-        self, embedder: Embedder, vectors: VectorSearch | None, clock: Clock, lexicon: Lexicon | None = None
-    ) -> None:
+    def __init__(self, embedder: Embedder, vectors: VectorSearch | None, clock: Clock) -> None:
         self._embedder = embedder
-        self._lexicon = lexicon
         self._vectors = vectors
         self._clock = clock
         self._resting_until: datetime | None = None
@@ -87,26 +83,6 @@ class Meaning:
                 computed = []
             known.update((n.id, v) for n, v in zip(missing, computed, strict=False))
         return {note_id: _dot(vector, other) for note_id, other in known.items()}
-
-    def pair_similarities(self, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], float] | None:
-        """How alike each pair of short phrases is (old, new): 1.0 where the lexicon holds them alike (a synonym, a
-        broader term, a derived form), 0.0 where it holds them rivals (guitar/violin, white/black), else the cosine
-        of the model's vectors, one batch for the rest. None when the model cannot answer for the rest."""
-        wanted = list(dict.fromkeys(pairs))
-        known = self._lexicon
-        # The model puts rivals ("white"/"black", "bought"/"sold") as close as synonyms: a pair the lexicon knows,
-        # alike or rival, weighs what the lexicon says; the model weighs the rest
-        told = known_weights(wanted, known.relation) if known is not None else {}
-        rest = [pair for pair in wanted if pair not in told]
-        phrases = list(dict.fromkeys(p for pair in rest for p in pair))
-        if not phrases:
-            return told
-        try:
-            vectors = dict(zip(phrases, self.embed(phrases), strict=True))
-        except EmbeddingUnavailableError:
-            logger.warning("could not weigh %d replaced phrases; judging them by words", len(rest))
-            return None
-        return told | {(a, b): _dot(vectors[a], vectors[b]) for a, b in rest}
 
     def index(self, workspace_id: str, notes: Sequence[Note], known: Mapping[str, Vector] | None = None) -> int:
         """Compute and store the vectors of `notes` (live ones), reusing `known` ones; returns how many were stored.

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from notewell.domain import admission, rules
-from notewell.domain.admission import Verdict
+from notewell.domain import admission, ranking, rules
+from notewell.domain.admission import CALIBRATIONS, Evidence, Verdict
 from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
 from notewell.domain.hybrid import embedding_text
-from notewell.domain.lexicon import known_weights
 from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
-from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError, TextLookup
+from notewell.domain.titles import derive_title
+from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError, JudgeUnavailableError, TextLookup
 from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
 from notewell.services.notes import NoteService, NoteView, request_hash
 from notewell.services.search import related_pool
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
     from notewell.domain.model import IdempotencyRecord, SearchHit
-    from notewell.ports import Lexicon, Vector
+    from notewell.ports import Judge, Vector
     from notewell.services.search import SearchService
 
 logger = logging.getLogger(__name__)
@@ -34,6 +34,8 @@ REPEATS = 20  # notes starting like new content, checked for a repeat word for w
 CANDIDATE_STATUSES = frozenset({NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED})
 MAX_CHECKPOINT_ITEMS = 30
 CONFLICTS_SHOWN = 20
+JUDGED = 2  # close notes the judge is asked about, at most, per remember
+JUDGE_SECONDS = 2.0  # each question's deadline: past it the note goes to the agent's review
 
 
 class RememberStatus(StrEnum):
@@ -88,6 +90,8 @@ class RememberOutcome:
     review_required: bool = False
     resolutions: list[ResolvingCall] = field(default_factory=list)
     message: str = ""
+    evidence: Evidence | None = None  # what the verdict rests on: the slot changed, or the detail added
+    related: list[Note] = field(default_factory=list)  # created beside these close notes: the agent reviews them
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,11 +130,11 @@ class Conflict:
 
 
 class MemoryService:
-    def __init__(self, deps: Deps, notes: NoteService, search: SearchService, lexicon: Lexicon | None = None) -> None:
+    def __init__(self, deps: Deps, notes: NoteService, search: SearchService, judge: Judge | None = None) -> None:
         self._deps = deps
         self._notes = notes
         self._search = search
-        self._lexicon = lexicon
+        self._judge_model = judge
 
     # ----- remember ----------------------------------------------------------------------------------------
 
@@ -140,7 +144,7 @@ class MemoryService:
         if not content:
             raise InvalidArgumentError("content is empty; say what should be remembered.")
         rules.check_body(content)
-        title = rules.check_title(request.title) if request.title else admission.derive_title(content)
+        title = rules.check_title(request.title) if request.title else derive_title(content)
         tags = rules.check_tags(request.tags)
         rules.check_importance(request.importance)
         if request.status is NoteStatus.SUPERSEDED:
@@ -189,7 +193,7 @@ class MemoryService:
         hashed: str | None,
     ) -> RememberOutcome:
         ws = principal.workspace_id
-        query = admission.candidate_query(content)
+        query = ranking.candidate_query(content)
         store = self._deps.store
 
         def repeat_among(notes: Iterable[Note]) -> Note | None:
@@ -206,7 +210,7 @@ class MemoryService:
             repeated = repeat_among(h.note for h in keyword_hits)
         vector: Vector | None = None
         if repeated is not None:  # known word for word: no model, no comparison
-            judgement = admission.Judgement(Verdict.DUPLICATE, repeated, None)
+            judgement = admission.Judgement(Verdict.DUPLICATE, repeated, Evidence("repeat", "", "", ""))
         else:
             vector = self._vector_of(embedding_text(title, content))
             judgement = self._judge(ws, project, request, content, query, keyword_hits, vector, superseded)
@@ -216,14 +220,15 @@ class MemoryService:
         if judgement.verdict is Verdict.DUPLICATE and existing is not None:
             self._record_only(principal, request.project, key, hashed, RememberStatus.DUPLICATE, existing)
             return RememberOutcome(
-                RememberStatus.DUPLICATE, NoteView(existing, project.slug), existing,
+                RememberStatus.DUPLICATE, NoteView(existing, project.slug), existing, evidence=judgement.evidence,
                 message=f"Already known as {existing.id} ({existing.title!r}); nothing was written.",
             )  # fmt: skip
         if judgement.verdict is Verdict.CONFLICT and existing is not None:
             self._record_only(principal, request.project, key, hashed, RememberStatus.CONFLICT, existing)
-            return self._conflict(request, existing)
+            return self._conflict(request, existing, judgement.evidence)
         if judgement.verdict is Verdict.RESTATEMENT and existing is not None and not superseded:
-            return self._restate(principal, project, request, existing, content, (title, vector), tags, key, hashed)
+            outcome = self._restate(principal, project, request, existing, content, (title, vector), tags, key, hashed)
+            return replace(outcome, evidence=judgement.evidence)
 
         note = self._new_note(principal, project, request, content, title, tags)
         writes = [NoteWrite(note, expected_version=None)]
@@ -231,18 +236,38 @@ class MemoryService:
         record = self._record(principal, request.project, key, hashed, RememberStatus.CREATED, note, None)
         self._notes.commit(principal, writes, record, {note.id: vector} if vector is not None else None)
         neighbours = self._neighbours(principal, project.id, note, vector) if note.type in REVIEWED_TYPES else []
-        review = note.type in REVIEWED_TYPES
+        related = [n for n in judgement.related if n.id not in superseded]
+        review = note.type in REVIEWED_TYPES or bool(related)
         message = f"Stored as {note.id}."
+        resolutions = [
+            ResolvingCall(
+                "update_note", {"id": note.id, "supersedes": [n.id for n in related[:1]]},
+                f"the new note replaces {related[0].id} ({related[0].title!r})",
+            )
+        ] if related else []  # fmt: skip
+        if related:
+            close = ", ".join(f"{n.id} ({n.title!r})" for n in related)
+            message += (
+                f" It is close to {close}: read them; if the new note replaces one, send the resolve call "
+                "(or mark the pair disputed)."
+            )
         scanned = getattr(keyword_hits, "scanned", None)
         if scanned is not None:
             message += (
                 f" Compared with the {scanned} most recently updated notes only (no search index answered): an older "
                 "note may say the same; search_notes to check."
             )
-        if review:
+        if note.type in REVIEWED_TYPES:
             message += " Read the neighbours: if one disagrees, supersede it or mark the pair disputed."
         return RememberOutcome(
-            RememberStatus.CREATED, NoteView(note, project.slug), None, neighbours, review, message=message
+            RememberStatus.CREATED,
+            NoteView(note, project.slug),
+            None,
+            neighbours,
+            review,
+            resolutions,
+            message,
+            related=related,
         )
 
     def _judge(
@@ -257,19 +282,43 @@ class MemoryService:
             if note.status in CANDIDATE_STATUSES and note.id not in superseded
         ]
         meaning = self._search.meaning
-        similarities = meaning.similarities(ws, vector, candidates) if meaning and vector is not None else None
-        # Phrases put in place of others, and names changed, weighed by the model: a synonym or another value.
-        replacements = (
-            meaning.pair_similarities(admission.replacements_of(content, candidates, similarities))
-            if meaning and similarities is not None
+        # A cosine means something only against thresholds measured for its model: an uncalibrated one is not used.
+        calibration = CALIBRATIONS.get(meaning.model_id) if meaning is not None else None
+        similarities = (
+            meaning.similarities(ws, vector, candidates)
+            if meaning is not None and calibration is not None and vector is not None
             else None
         )
-        if replacements is None and self._lexicon is not None:  # no model: the pairs the lexicon can tell
-            pairs = admission.replacements_of(content, candidates, similarities)
-            replacements = known_weights(pairs, self._lexicon.relation)
-        return admission.admit(
-            content, candidates, allow_conflicts=request.force, meaning=similarities, replacements=replacements
+        judgement = admission.admit(
+            content, candidates, allow_conflicts=request.force, meaning=similarities, calibration=calibration
         )
+        if judgement.verdict is Verdict.UNRELATED and judgement.related and self._judge_model is not None:
+            return self._ruled(judgement, content, allow_conflicts=request.force)
+        return judgement
+
+    def _ruled(self, judgement: admission.Judgement, content: str, *, allow_conflicts: bool) -> admission.Judgement:
+        """The judge's word on the close notes no detector settled, closest first, each under its deadline. A
+        contradiction is a conflict with the judge's evidence, a restatement that says more updates the note, an
+        independent note leaves the review; no answer leaves the agent to review, as without a judge."""
+        assert self._judge_model is not None
+        kept: list[Note] = []
+        for note in judgement.related[:JUDGED]:
+            old = admission.comparable_text(note)
+            try:
+                ruling = self._judge_model.rule(old, content, timeout=JUDGE_SECONDS)
+            except JudgeUnavailableError as exc:
+                logger.warning("no ruling on %s (%s); leaving it to the agent's review", note.id, exc)
+                kept.append(note)
+                continue
+            evidence = Evidence(f"judge ({self._judge_model.model_id})", ruling.slot, ruling.old, ruling.new)
+            if ruling.verdict == "contradicts" and not allow_conflicts:
+                return admission.Judgement(Verdict.CONFLICT, note, evidence)
+            if ruling.verdict == "restates" and len(content) > len(old):
+                return admission.Judgement(Verdict.RESTATEMENT, note, replace(evidence, new=content[len(old) :][:120]))
+            if ruling.verdict != "independent":
+                kept.append(note)
+        kept += list(judgement.related[JUDGED:])
+        return replace(judgement, related=tuple(kept))
 
     def _vector_of(self, text: str) -> Vector | None:
         """The content's vector, when an embedder is configured and answers in time; else remember goes by words."""
@@ -322,7 +371,7 @@ class MemoryService:
             message=f"Restates {existing.id}: updated it in place to v{updated.version} (v{existing.version} kept).",
         )  # fmt: skip
 
-    def _conflict(self, request: RememberRequest, existing: Note) -> RememberOutcome:
+    def _conflict(self, request: RememberRequest, existing: Note, evidence: Evidence | None) -> RememberOutcome:
         base = request.arguments()
         key = request.idempotency_key
         supersede = {**base, "supersedes": [*request.supersedes, existing.id]}
@@ -330,14 +379,15 @@ class MemoryService:
         if key is not None:  # the original key now replays this conflict: each resolution needs its own
             supersede["idempotencyKey"] = f"{key}:supersede"
             force["idempotencyKey"] = f"{key}:force"
+        change = _described(evidence)
         return RememberOutcome(
-            RememberStatus.CONFLICT, None, existing,
+            RememberStatus.CONFLICT, None, existing, evidence=evidence,
             resolutions=[
                 ResolvingCall("remember", supersede, "the new claim replaces the old one"),
                 ResolvingCall("remember", force, "both claims are true"),
             ],
             message=(
-                f"This contradicts {existing.id} ({existing.title!r}); nothing was stored. Re-send with "
+                f"This contradicts {existing.id} ({existing.title!r}){change}; nothing was stored. Re-send with "
                 f"supersedes: ['{existing.id}'] if the new claim replaces it, or force: true if both are true."
             ),
         )  # fmt: skip
@@ -369,7 +419,7 @@ class MemoryService:
         found = [
             n
             for n in self._search.related(
-                ws, project_id, admission.candidate_query(f"{note.title} {note.body}"), NEIGHBOURS + 1,
+                ws, project_id, ranking.candidate_query(f"{note.title} {note.body}"), NEIGHBOURS + 1,
                 SearchFilters(types=frozenset({note.type})), vector=vector,
             )
             if n.id != note.id and n.status is not NoteStatus.SUPERSEDED
@@ -496,7 +546,7 @@ class MemoryService:
             )
             results.append(CheckpointItem(kind, text, outcome))
         handoff = self._notes.create(
-            principal, project, title=f"Handoff: {admission.derive_title(summary, 70)}", body=body,
+            principal, project, title=f"Handoff: {derive_title(summary, 70)}", body=body,
             type=NoteType.HANDOFF, idempotency_key=f"{idempotency_key}:handoff" if idempotency_key else None,
         )  # fmt: skip
         return CheckpointOutcome(handoff, results)
@@ -511,6 +561,15 @@ class MemoryService:
     def conflicts_in(self, principal: Principal, target: Project) -> list[Conflict]:
         """As `conflicts`, for a project the caller has already resolved (no second project lookup)."""
         return conflicts_of(self._deps.store.conflicted_notes(principal.workspace_id, target.id, limit=CONFLICTS_SHOWN))
+
+
+def _described(evidence: Evidence | None) -> str:
+    """The change a conflict rests on, as a clause: ": retries capped 3 -> 5"."""
+    if evidence is None:
+        return ""
+    if evidence.detector in ("negation", "reversal"):
+        return f" ({evidence.detector}: {evidence.old!r} -> {evidence.new!r})"
+    return f" ({evidence.slot}: {evidence.old!r} -> {evidence.new!r})"
 
 
 def conflicts_of(notes: Sequence[Note]) -> list[Conflict]:

@@ -1,0 +1,350 @@
+"""A note as admission reads it: sentences of tokens, each token a plain word or a value of some kind.
+
+A value is what a claim can be changed in: an amount (`30s`, `10 MB`, `3`), a version, a name (a tool, a service, a
+person: capitals mid-sentence, inner capitals, or a name from data/names.json), an identifier (`max_connections`,
+`us-east-1`), a path, a URL, an environment, a status, a quantifier. Plain words are compared by their stem.
+A long note is read through a window: the few sentences that share words with the text it is compared with, so a
+100 KB note costs about what a 2 KB one does.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+
+from notewell.domain.admission.vocabulary import vocabulary
+from notewell.domain.stemming import stem
+
+WINDOW_CHARS = 1_200  # a text this long or shorter is read whole
+WINDOW_SENTENCES = 4  # of a longer one, the sentences sharing most words with the other text
+PROBE_WORDS = 12  # distinctive words of the other text looked for in a long one
+SENTENCE_TOKENS = 80  # a sentence is compared on this many tokens at most
+SENTENCE_CHARS = 600  # ...and a long note's window reaches this far on each side of a hit for its sentence's ends
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_CONTRACTION = re.compile(r"\b(?:(ca)|(wo)|(\w+))n't\b", re.IGNORECASE)
+# Sentences, and clauses that give a reason or a contrast: "…, because JWTs cannot be revoked" is its own claim.
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?;])[*_]*\s+|\n+|,\s+(?=(?:because|since|as|so|but|which|while|though|although|unless|until)\b)"
+    r"|\s+(?=because\b)",
+    re.IGNORECASE,
+)
+_TOKEN = re.compile(
+    r"`(?P<code>[^`\s]+)`"
+    r"|(?P<url>[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+[^\s'\"<>)\].,;:!?])"
+    r"|(?P<path>(?:~|\.{1,2})?/[\w.*-]+(?:/[\w.*-]+)*/?|[\w.*-]+(?:/[\w.*-]+)+/?|[\w.-]+/(?![\w*]))"
+    r"|(?P<time>\d{1,2}:\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?)"
+    r"|(?P<amount>\d+(?:[.,]\d+)*(?:%|[a-zµ]+\b)?)"
+    r"|(?P<version>v\d+(?:\.\d+)*(?:-[\w.]+)?)"
+    r"|(?P<word>[^\W\d_](?:[\w]|[-.:](?=\w))*)"
+    r"|(?P<comma>[,;])",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s?(%|[a-zµ]+)?$", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"[_.:]|\d|[a-z][A-Z]")  # snake_case, dotted, with digits, camelCase
+_OPENER = re.compile(r"[.:!?|*#(\[\-\"]")
+_SLASHED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*(?:/[^\W\d_]+(?:-[^\W\d_]+)*)+")  # "read/write", "feature/login"
+# After these a state word is a state ("the flag is on", "stays off", "was switched on").
+_BE = frozenset(
+    {"is", "are", "was", "were", "be", "been", "being", "am", "stays", "stay", "remains", "remain", "now", "still",
+     "currently", "turned", "switched", "set", "gets", "got", "become", "became"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str  # as written
+    key: str  # what it is compared by: a stem, or a value's kind and canonical form ("amount:duration:30")
+    kind: str  # "word", "negation", or a value's kind: amount, name, identifier, path, url, env, status:…, q
+    side: str = ""  # the word of direction before it in its clause: "from", "to", "instead"…
+    clause: int = 0  # which clause of its sentence it stands in (a comma, "and", "but" start the next)
+    at: int = 0  # its place among the sentence's words, function words counted
+
+    @property
+    def is_value(self) -> bool:
+        return self.kind not in ("word", "negation")
+
+
+Sentence = tuple[Token, ...]
+
+
+def normalized(text: str) -> str:
+    """Straight apostrophes, contractions written out ("isn't" -> "is not", "we're" -> "we are"), numbers spelled
+    out written in digits ("two weeks" -> "2 weeks"), composed accents."""
+    text = unicodedata.normalize("NFC", text).translate(_APOSTROPHES)
+    text = _CONTRACTION.sub(lambda m: "can not" if m[1] else "will not" if m[2] else f"{m[3]} not", text)
+    text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m[1].casefold()], text)
+    text = _spelled().sub(_digits, text)
+    text = _periods().sub(_period, text)
+    return _AND_A_HALF.sub(lambda m: f"{float(m[1]) + 0.5:g} {m[2]}", text)
+
+
+_AND_A_HALF = re.compile(r"\b(\d+)\s+([^\W\d_]+)\s+and\s+a\s+half\b", re.IGNORECASE)  # "a minute and a half"
+
+
+@functools.cache
+def _periods() -> re.Pattern[str]:
+    """ "nightly", and a unit of time after "every", "per", "each" or "a" without a number ("every night")."""
+    vocab = vocabulary()
+    units = "|".join(sorted((u for u, (kind, _) in vocab.units.items() if kind == "duration" and len(u) > 2), key=len))
+    adverbs = "|".join(vocab.frequencies)
+    return re.compile(
+        rf"\b(?:(?P<adverb>{adverbs})|(?P<every>every|per|each|a|an)\s+(?P<unit>{units}))\b", re.IGNORECASE
+    )
+
+
+def _period(match: re.Match[str]) -> str:
+    if match["adverb"]:
+        return vocabulary().frequencies[match["adverb"].casefold()]
+    return f"{match['every']} 1 {match['unit']}"
+
+
+_SHORT_FORM = re.compile(r"(?<=\w)'(re|ve|ll|d|m|s)\b", re.IGNORECASE)
+_SHORT_FORMS = {"re": " are", "ve": " have", "ll": " will", "d": " would", "m": " am", "s": ""}  # 's: is or whose
+_NOT_A_NUMBER_AFTER = frozenset({"the", "this", "that", "which", "each", "every", "any", "no", "new", "old", "only"})
+
+
+@functools.cache
+def _spelled() -> re.Pattern[str]:
+    words = "|".join(sorted(vocabulary().number_words, key=len, reverse=True))
+    return re.compile(
+        rf"(?<![\w-])(\w+\s+)?((?:{words})(?:(?:\s+|-|\s+and\s+)(?:{words}))*)\b(?!\s+of\b)", re.IGNORECASE
+    )
+
+
+def _digits(match: re.Match[str]) -> str:
+    before, spelled = match[1] or "", match[2]
+    parts = [p for p in re.split(r"[\s-]+", spelled.casefold()) if p != "and"]
+    if parts == ["one"] and before.strip().casefold() in _NOT_A_NUMBER_AFTER:
+        return match[0]  # "the old one": a pronoun
+    values = vocabulary().number_words
+    total = current = 0.0
+    for part in parts:
+        value = values[part]
+        if value == 100:
+            current = max(current, 1) * value
+        elif value >= 1000:
+            total, current = total + max(current, 1) * value, 0.0
+        else:
+            current += value
+    return f"{before}{total + current:g}"
+
+
+def sentences_of(text: str) -> list[str]:
+    return [s for s in (part.strip(" \t-*#>") for part in _SENTENCE_END.split(text)) if s]
+
+
+@functools.lru_cache(maxsize=4_096)
+def tokens_of(sentence: str) -> Sentence:
+    """The sentence's tokens, function words left out; several-word statuses and denials read as one token. Each
+    token knows its side: the word of direction before it in its clause ("to" in "from MySQL to Postgres")."""
+    vocab = vocabulary()
+    text_of = normalized(sentence)
+    matches = list(_TOKEN.finditer(text_of))
+    raw: list[tuple[str, str | None]] = [(m["code"] or m[0], m.lastgroup) for m in matches]
+    # a word opens a sentence, a heading, a table cell or a list item: its capital shows no name
+    opening = {i for i, m in enumerate(matches) if i == 0 or _OPENER.search(text_of[matches[i - 1].end() : m.start()])}
+    raw = raw[: SENTENCE_TOKENS * 2]
+    found: list[Token] = []
+    side, clause = "", 0
+    at = 0
+    while at < len(raw):
+        text, group = raw[at]
+        lower = text.casefold()
+        if group == "comma" or lower in ("and", "but"):
+            side, at, clause = "", at + 1, clause + 1
+            continue
+        phrase = _phrase_at(raw, at)
+        if phrase is not None:
+            words, key = phrase
+            found.append(Token(" ".join(t for t, _ in raw[at : at + words]), key, _kind_of(key), side, clause, at))
+            at += words
+            continue
+        if lower in vocab.direction_words:
+            side = lower
+        if group == "path" and _SLASHED_WORDS.fullmatch(text):  # words joined by slashes, not a path
+            found += [
+                replace(_token(w, w.casefold(), "word"), side=side, clause=clause, at=at) for w in text.split("/")
+            ]
+            at += 1
+            continue
+        start = at
+        previous = raw[at - 1][0].casefold() if at else ""
+        following = raw[at + 1][0].casefold() if at + 1 < len(raw) else ""
+        # "the flag is on", "is on in staging"; not "we are on Rails 7.1", "is on port 8080"
+        state = previous in _BE and (not following or following in vocab.function_words or following in ",;")
+        token = _token(text, lower, group, first=at in opening, after_be=state)
+        if group == "amount" and token.key.startswith("amount:number:") and following in vocab.unit_words:
+            token = _measured(f"{text} {raw[at + 1][0]}", f"{lower}{following}")  # "30 seconds", "10 MB"
+            at += 1
+        found.append(replace(token, side=side, clause=clause, at=start))
+        at += 1
+    function = vocab.function_words
+    kept = [t for t in found if t.kind != "word" or t.text.casefold() not in function][:SENTENCE_TOKENS]
+    return tuple(_denied_states(kept))
+
+
+def _denied_states(tokens: list[Token]) -> list[Token]:
+    """A state of two denied is the other ("not enabled" is "disabled", "nobody has fixed" is "open"): the denial
+    and the state become that one token, so both ways of saying it compare alike."""
+    other = vocabulary().other_state
+    result: list[Token] = []
+    denial: Token | None = None
+    for token in tokens:
+        if token.kind == "negation":
+            if denial is not None:
+                result.append(denial)
+            denial = token
+            continue
+        if denial is not None and token.key in other:
+            result.append(replace(token, key=other[token.key], text=f"{denial.text} {token.text}"))
+            denial = None
+            continue
+        if denial is not None:
+            result.append(denial)
+            denial = None
+        result.append(token)
+    if denial is not None:
+        result.append(denial)
+    return result
+
+
+def _phrase_at(raw: list[tuple[str, str | None]], at: int) -> tuple[int, str] | None:
+    vocab = vocabulary()
+    for size in (3, 2):
+        words = tuple(t.casefold() for t, _ in raw[at : at + size])
+        if len(words) == size:
+            if words in vocab.phrases:
+                return size, vocab.phrases[words]
+            if words in vocab.negation_phrases:
+                return size, "not"
+    return None
+
+
+def _kind_of(key: str) -> str:
+    if key == "not":
+        return "negation"
+    return key.rsplit(":", 1)[0] if key.startswith("status:") else key.split(":", 1)[0]
+
+
+def _token(text: str, lower: str, group: str | None, *, first: bool = False, after_be: bool = False) -> Token:
+    vocab = vocabulary()
+    if group == "code":  # `anything` in backticks is a name the writer marked as code
+        group = "url" if "://" in text else "path" if "/" in text else "amount" if text[0].isdigit() else group
+        if group == "code":
+            return Token(text, "identifier:" + lower, "identifier")
+    if group == "url":
+        return Token(text, "url:" + lower.rstrip("/"), "url")
+    if group == "path":
+        text = text.rstrip(".")
+        return Token(text, "path:" + lower.rstrip(".").strip("./"), "path")
+    if group == "time":
+        return Token(text, "amount:time:" + _clock(lower), "amount")
+    if group in ("amount", "version"):
+        return _measured(text, lower)
+    if lower in vocab.negations or lower == "no":
+        return Token(text, "not", "negation")
+    key = vocab.values.get(lower)
+    if key is not None and (lower not in vocab.after_be or after_be):
+        return Token(text, key, _kind_of(key))
+    if lower in vocab.names:
+        return Token(text, "name:" + vocab.names[lower], "name")
+    if (not first and text[0].isupper() and not text.isupper()) or re.match(r"[A-Z]\w*[a-z][A-Z]", text):
+        return Token(text, "name:" + lower, "name")  # capitals mid-sentence or inside: a person, product, service
+    if _IDENTIFIER.search(text):
+        return Token(text, "identifier:" + lower, "identifier")
+    return Token(text, stem(lower.replace("-", "")), "word")
+
+
+def _clock(lower: str) -> str:
+    """A time of day as HH:MM on 24 hours: "2am", "02:00" and "2:00 a.m." are one time."""
+    digits = re.findall(r"\d+", lower)
+    hour, minute = int(digits[0]), int(digits[1]) if len(digits) > 1 else 0
+    if "p" in lower and hour < 12:
+        hour += 12
+    if "a" in lower and hour == 12:
+        hour = 0
+    return f"{hour:02d}h{minute:02d}"  # no colon: a key is "amount:<kind>:<value>"
+
+
+def _measured(text: str, lower: str) -> Token:
+    """A number with its unit's kind and its size in the kind's base unit: "30s" and "30 seconds" are one value."""
+    vocab = vocabulary()
+    lower = lower.removeprefix("v")  # "v16" is 16
+    if lower.count(".") >= 2 or "-" in lower:
+        return Token(text, "amount:version:" + lower, "amount")
+    match = _NUMBER.match(lower)
+    if match is None:
+        return Token(text, "amount:number:" + lower, "amount")
+    number, unit = match[1].replace(",", ""), (match[2] or "")
+    try:
+        value = float(number)
+    except ValueError:
+        return Token(text, "amount:number:" + number, "amount")
+    if unit in vocab.units:
+        kind, size = vocab.units[unit]
+        binary = value * 1024 ** round(math.log(size, 1000)) if kind == "size" else value * size
+        return Token(text, f"amount:{kind}:{value * size:.12g}|{binary:.12g}", "amount")
+    if unit in vocab.scales:
+        return Token(text, f"amount:number:{value * vocab.scales[unit]:.12g}", "amount")
+    return Token(text, f"amount:number:{value:.12g}", "amount")
+
+
+def same_value(a: Token, b: Token) -> bool:
+    """Whether two values are the same: one key, or amounts of a kind that come to the same size (decimal or
+    binary, for sizes)."""
+    if a.key == b.key:
+        return True
+    if a.kind == b.kind == "identifier":  # "queue.visibility_timeout" names "visibility_timeout" in full
+        short, long = sorted((a.key, b.key), key=len)
+        return long.endswith("." + short.split(":", 1)[1])
+    if a.kind != "amount" or b.kind != "amount" or kind_of_value(a) != kind_of_value(b):
+        return False
+    return bool(set(a.key.rsplit(":", 1)[1].split("|")) & set(b.key.rsplit(":", 1)[1].split("|")))
+
+
+def kind_of_value(token: Token) -> str:
+    """The kind two values must share to be rivals: amount:duration, name (a tool, person or identifier), env…"""
+    if token.kind == "amount" or token.kind.startswith("status"):
+        return token.key.rsplit(":", 1)[0]
+    return "name" if token.kind == "identifier" else token.kind
+
+
+# ----- windows ------------------------------------------------------------------------------------------------
+
+
+def window(text: str, other: str) -> list[str]:
+    """The sentences of `text` to compare with `other`: all of a short text; of a long one the few that hold most
+    of `other`'s distinctive words. Found by substring search from each hit to the sentence's ends, so the cost
+    follows the hits, not the length."""
+    if len(text) <= WINDOW_CHARS:
+        return sentences_of(text)
+    lowered = text.casefold()
+    hits: dict[tuple[int, int], set[str]] = {}
+    for word in distinctive_words(other, PROBE_WORDS):
+        at, seen = lowered.find(word), 0
+        while at >= 0 and seen < WINDOW_SENTENCES * 2:
+            reach = max(0, at - SENTENCE_CHARS), min(len(text), at + SENTENCE_CHARS)  # a sentence is no longer
+            start = max(reach[0], *(lowered.rfind(end, reach[0], at) + len(end) for end in _ENDS))
+            stop = min((found for end in _ENDS if (found := lowered.find(end, at, reach[1])) >= 0), default=reach[1])
+            hits.setdefault((start, stop), set()).add(word)
+            at, seen = lowered.find(word, stop), seen + 1
+    best = sorted(hits, key=lambda span: (-len(hits[span]), span))[:WINDOW_SENTENCES]
+    chosen = [text[start : stop + 1] for start, stop in sorted(best)] or [text[:WINDOW_CHARS]]
+    return [s for part in chosen for s in sentences_of(part)]
+
+
+_ENDS = (". ", ".\n", "\n", "! ", "? ", "; ")  # where a sentence of a long note ends, for the window
+
+
+_WORD = re.compile(r"[^\W_][\w.-]*[^\W_]|[^\W_]", re.UNICODE)
+
+
+def distinctive_words(text: str, count: int) -> list[str]:
+    """The longest words of `text` that are not function words (casefolded, in text order among equals)."""
+    function = vocabulary().function_words
+    seen = dict.fromkeys(w for w in _WORD.findall(text[:20_000].casefold()) if len(w) > 1 and w not in function)
+    return sorted(seen, key=len, reverse=True)[:count]

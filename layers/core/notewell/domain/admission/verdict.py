@@ -1,0 +1,312 @@
+"""remember's verdict for new content against each note most like it, and across them.
+
+Against one note: a detector's evidence is a `conflict`; a denial or a plain word put in place that no detector
+can read leaves the pair to the agent; every new sentence already said by the old note is a `duplicate`; the old
+note kept whole with detail added is `updated`; a close pair is `created` with the old note to review, a far one
+just `created`. Across notes the strongest verdict wins, in the contract's order: duplicate, updated, conflict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
+from notewell.domain.admission.text import Token, kind_of_value, same_value, tokens_of, window
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from notewell.domain.model import Note
+
+LONG_CLAIM = 8  # an old text with this many words may lose a few in an elaboration...
+COVERED = 0.9  # ...keeping this share of them (a shorter one keeps all)
+CLOSE_SHARED = 2  # texts sharing this many words...
+CLOSE_SHARE = 0.5  # ...that are this share of the shorter text's words are close enough to review
+SAME_VALUES_SHARE = 0.6  # without a model: the same values, and this share of the shorter text's words
+RELATED_SHOWN = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Cosines of one embedding model, measured on the labelled coding pairs (tests/quality/coding.py)."""
+
+    duplicate: float  # same values, no change found, and at least this close: the same claim
+    related: float  # at least this close: worth the agent's review
+
+
+# One table, keyed by the embedder's model id. A model missing here is not guessed at: admission then goes by
+# the detectors and by shared words alone (Titan's vectors were never calibrated on these pairs).
+CALIBRATIONS: Mapping[str, Calibration] = {
+    "all-MiniLM-L6-v2-int8": Calibration(duplicate=0.8, related=0.55),
+}
+
+
+class Verdict(StrEnum):
+    DUPLICATE = "duplicate"
+    RESTATEMENT = "updated"
+    CONFLICT = "conflict"
+    UNRELATED = "created"
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    verdict: Verdict
+    evidence: Evidence | None
+    related: bool  # close enough to review (always true for duplicate, updated and conflict)
+    closeness: float  # shared words over the shorter text's, or the cosine when calibrated: ranks candidates
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    verdict: Verdict
+    note: Note | None
+    evidence: Evidence | None = None
+    related: tuple[Note, ...] = ()  # created: the close notes the agent should read (reviewRequired)
+
+
+def comparable_text(note: Note) -> str:
+    return note.body if note.body.strip() else note.title
+
+
+def compare(old: str, new: str, meaning: float | None = None, calibration: Calibration | None = None) -> Comparison:
+    """The verdict for `new` against one note's text `old`. `meaning`: the cosine of their embeddings, used only
+    with the `calibration` of the model that gave it."""
+    if _same_text(old, new):
+        return Comparison(Verdict.DUPLICATE, Evidence("repeat", "", "", ""), True, 1.0)
+    cosine = meaning if calibration is not None else None
+    old_part, new_part = window(old, new), window(new, old)
+    alignments = align(old_part, new_part)
+    old_tokens = [t for s in old_part for t in tokens_of(s)]
+    new_tokens = [t for s in new_part for t in tokens_of(s)]
+    old_keys, new_keys = _keys(old_tokens), _keys(new_tokens)
+    shared = len(old_keys & new_keys)
+    word_share = shared / max(1, min(len(old_keys), len(new_keys)))
+    closeness = cosine if cosine is not None else word_share
+    close = (
+        (shared >= CLOSE_SHARED and word_share >= CLOSE_SHARE)
+        or (cosine is not None and calibration is not None and cosine >= calibration.related)
+        or _same_thing_other_value(old_tokens, new_tokens)
+    )
+    found = contradiction(alignments)
+    if found is not None:
+        return Comparison(Verdict.CONFLICT, found, True, closeness)
+    if _unsure(alignments) or substituted(alignments):
+        return Comparison(Verdict.UNRELATED, None, close, closeness)
+    old_values, new_values = _value_tokens(old_tokens), _value_tokens(new_tokens)
+    alike = cosine is not None and calibration is not None and cosine >= calibration.duplicate
+    old_in_new = _contained(old_part, new_part)
+    repeated = _restated(alignments, new_part, alike, exact=old_in_new)
+    if old_keys and repeated is not None:
+        detector = "reworded" if old_in_new or repeated == "reworded" else "contained"
+        return Comparison(Verdict.DUPLICATE, Evidence(detector, "", _values(old_tokens), _values(new_tokens)), True, 1)
+    placed = {(t.clause, t.side, t.key) for t in old_tokens}
+    added = [t for t in new_tokens if (t.clause, t.side, t.key) not in placed and t.kind != "negation"]
+    kept_values = _in_order(old_values, new_values)
+    covered = old_in_new or (len(old_keys) >= LONG_CLAIM and len(old_keys & new_keys) >= COVERED * len(old_keys))
+    if (
+        alike and old_values and kept_values and not covered
+    ):  # the same claim in other words, with more: no amount or state added
+        covered = not _new_rival(old_values, new_values)
+    if added and kept_values and covered and not _rival(alignments):
+        return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(added)), True, closeness)
+    return Comparison(Verdict.UNRELATED, None, close, closeness)
+
+
+def _new_rival(old_values: Sequence[Token], new_values: Sequence[Token]) -> bool:
+    """A new amount, environment, status or quantifier of a kind the old text gives another value of."""
+    kinds = {kind_of_value(o) for o in old_values if o.kind != "name" and o.kind != "identifier"}
+    return any(kind_of_value(n) in kinds and not any(same_value(n, o) for o in old_values) for n in new_values)
+
+
+def _same_thing_other_value(old: Sequence[Token], new: Sequence[Token]) -> bool:
+    """Both name the same identifier, path or URL (one config key, one file), or share a word and each gives a
+    value of one kind the other does not ("Log retention is 30 days" / "We keep logs for 90 days"): the agent
+    should read them together, whatever else differs."""
+    specific = {t.key for t in old if t.kind in ("identifier", "path", "url")}
+    if specific & {t.key for t in new}:
+        return True
+    if not {t.key for t in old} & {t.key for t in new}:
+        return False
+    olds = [t for t in old if t.is_value and t.kind not in ("q",)]
+    news = [t for t in new if t.is_value and t.kind not in ("q",)]
+    return any(
+        kind_of_value(o) == kind_of_value(n)
+        and not any(same_value(o, x) for x in news)
+        and not any(same_value(n, x) for x in olds)
+        for o in olds
+        for n in news
+    )
+
+
+def _same_text(old: str, new: str) -> bool:
+    """The same words, spacing, capitals and a closing stop aside (texts of very different lengths never are)."""
+    if abs(len(old) - len(new)) > max(len(old), len(new)) // 4 + 8:
+        return False
+    return " ".join(old.casefold().split()).rstrip(".!") == " ".join(new.casefold().split()).rstrip(".!")
+
+
+def _unsure(alignments: Sequence[Alignment]) -> bool:
+    """A denial added or taken away in a sentence that keeps the old claim, where no detector could say what
+    changed: neither a repeat nor an elaboration."""
+    return any(a.old_denials % 2 != a.new_denials % 2 and a.kept >= FRAME_KEPT for a in alignments)
+
+
+def _within(part: Sequence[Token], whole: Sequence[Token]) -> bool:
+    """Each clause of `part` is within one clause of `whole`: every key after the same word of direction (a key
+    with none before it may stand anywhere), amounts matched by size ("1 GB" / "1024 MB"). Clauses may come in
+    another order ("On the staging cluster, X is …" / "X is … on the staging cluster"); what one clause says
+    together must not be split over two ("REST for public and gRPC for internal" / "gRPC for public and …")."""
+    clauses: dict[int, list[Token]] = {}
+    for token in part:
+        if token.kind != "negation":
+            clauses.setdefault(token.clause, []).append(token)
+    wholes: dict[int, list[Token]] = {}
+    for token in whole:
+        wholes.setdefault(token.clause, []).append(token)
+    return all(any(_clause_within(c, w) for w in wholes.values()) for c in clauses.values())
+
+
+def _clause_within(part: Sequence[Token], whole: Sequence[Token]) -> bool:
+    placed = {(t.side, t.key) for t in whole}
+    anywhere = {t.key for t in whole}
+    amounts = [t for t in whole if t.kind == "amount"]
+    return all(
+        (t.side, t.key) in placed
+        or (not t.side and t.key in anywhere)
+        or (t.kind == "amount" and any(same_value(a, t) for a in amounts))
+        for t in part
+    )
+
+
+def _restated(alignments: Sequence[Alignment], new_part: Sequence[str], alike: bool, *, exact: bool) -> str | None:
+    """How every sentence of the new text is already said by the old sentence it aligns with: "contained" (its
+    words and values stand there, none of the old sentence's values dropped) or "reworded" (the same values in the
+    same order, the words close: a calibrated model says so, or most words are shared). None: something is new."""
+    if len(alignments) != len(new_part) or not alignments:
+        return None
+    kinds = set()
+    for a in alignments:
+        olds, news = _value_tokens(a.old), _value_tokens(a.new)
+        if _within(a.new, a.old) and _in_order(news, olds) and (exact or not _dropped_value([a])):
+            kinds.add("contained")
+        elif (
+            olds and _in_order(olds, news) and _in_order(news, olds)
+            and (alike or (_share(a) >= SAME_VALUES_SHARE and not _swapped_words(a)))
+            and sorted(t.key for t in a.old) != sorted(t.key for t in a.new)  # same words, rearranged: a reversal's
+        ):  # fmt: skip
+            kinds.add("reworded")
+        else:
+            return None
+    return "reworded" if "reworded" in kinds else "contained"
+
+
+def _swapped_words(a: Alignment) -> bool:
+    """A plain word put in place of another: without a model, a synonym ("kept" / "retained") cannot be told
+    from another thing ("logs" / "metrics")."""
+    gone = any(not t.is_value for s in a.spans for t in s.old)
+    return gone and any(not t.is_value for s in a.spans for t in s.new)
+
+
+def _share(a: Alignment) -> float:
+    old, new = {t.key for t in a.old}, {t.key for t in a.new}
+    return len(old & new) / max(1, min(len(old), len(new)))
+
+
+def _contained(part: Sequence[str], whole: Sequence[str]) -> bool:
+    """Each sentence of `part` is within the sentence of `whole` it shares most words with (see _within)."""
+    wholes = [tokens_of(s) for s in whole]
+    for sentence in part:
+        tokens = tokens_of(sentence)
+        keys = {t.key for t in tokens}
+        best = max(wholes, key=lambda w: len(keys & {t.key for t in w}), default=())
+        if not _within(tokens, best) or not _in_order(_value_tokens(tokens), _value_tokens(best)):
+            return False
+    return bool(part)
+
+
+def _dropped_value(alignments: Sequence[Alignment]) -> bool:
+    """A value taken out of a sentence the new text keeps ("every two weeks" -> "every week")."""
+    return any(
+        a.kept >= FRAME_KEPT and any(t.is_value for s in a.spans if not s.new for t in s.old) for a in alignments
+    )
+
+
+def _rival(alignments: Sequence[Alignment]) -> bool:
+    """An amount, environment, status or quantifier added beside one of the same kind, on the same side of the
+    same kept sentence ("capped at 3" -> "capped at 3 for payments and 5 for search"): the old value no longer
+    holds alone. On another side it is detail ("on Rails 7.1, upgraded from 7.0")."""
+    for a in alignments:
+        if a.kept < FRAME_KEPT:
+            continue
+        slots = {
+            (kind_of_value(t), t.side) for t in a.old if t.kind in ("amount", "env", "q") or t.kind.startswith("status")
+        }
+        added = [t for span in a.spans for t in span.new if t.is_value]
+        if any((kind_of_value(t), t.side) in slots for t in added):
+            return True
+    return False
+
+
+def _in_order(values: Sequence[Token], among: Sequence[Token]) -> bool:
+    """Each of `values` has the same value in `among`, values of one kind in the same order ("REST … gRPC" is not
+    "gRPC … REST"; "fixed in 4.2" is "4.2 has the fix")."""
+    for kind in {kind_of_value(v) for v in values}:
+        at = 0
+        others = [t for t in among if kind_of_value(t) == kind]
+        for value in (v for v in values if kind_of_value(v) == kind):
+            found = next((i for i in range(at, len(others)) if same_value(value, others[i])), None)
+            if found is None:
+                return False
+            at = found
+    return True
+
+
+def _keys(tokens: Sequence[Token]) -> set[str]:
+    return {t.key for t in tokens if t.kind != "negation"}
+
+
+def _value_tokens(tokens: Sequence[Token]) -> list[Token]:
+    return list({t.key: t for t in tokens if t.is_value}.values())
+
+
+def _values(tokens: Sequence[Token]) -> str:
+    return ", ".join(t.text for t in _value_tokens(tokens))
+
+
+def _added_text(added: Sequence[Token]) -> str:
+    words = list(dict.fromkeys(t.text for t in added))
+    text = " ".join(words)
+    return text if len(text) <= 120 else text[:119].rsplit(" ", 1)[0] + "…"
+
+
+def admit(
+    content: str,
+    candidates: Sequence[Note],
+    *,
+    allow_conflicts: bool = False,
+    meaning: Mapping[str, float] | None = None,
+    calibration: Calibration | None = None,
+) -> Judgement:
+    """The verdict for `content` against every candidate: the strongest one wins, in contract order. `meaning`:
+    the cosine of the content's embedding with each candidate's, by note id, where a model gave one."""
+    compared = [
+        (compare(comparable_text(note), content, (meaning or {}).get(note.id), calibration), note)
+        for note in candidates
+    ]
+    order = [Verdict.DUPLICATE, Verdict.RESTATEMENT] + ([] if allow_conflicts else [Verdict.CONFLICT])
+    for verdict in order:
+        matching = [(c, n) for c, n in compared if c.verdict is verdict]
+        if matching:
+            best, note = max(matching, key=lambda cn: cn[0].closeness)
+            return Judgement(verdict, note, best.evidence)
+    close = sorted(((c, n) for c, n in compared if c.related), key=lambda cn: -cn[0].closeness)
+    return Judgement(Verdict.UNRELATED, None, None, tuple(n for _, n in close[:RELATED_SHOWN]))
+
+
+def exact_repeat(content: str, candidates: Sequence[Note]) -> Note | None:
+    """The first candidate whose text is `content` word for word (spacing aside): a duplicate before any model
+    or comparison runs."""
+    wanted = content.split()
+    return next((note for note in candidates if comparable_text(note).split() == wanted), None)

@@ -1,0 +1,100 @@
+"""The words admission knows, read once from the data files beside this module (data/*.json).
+
+Knowledge is data: units, status words, opposites, quantifiers, environments, tool names and function words each
+live in a file of their own, every entry a word our users write. This module only reads them; reading files shipped
+inside the package is no more I/O than importing a module, and happens once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from notewell.domain.stemming import stem
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    function_words: frozenset[str]
+    negations: frozenset[str]
+    negation_phrases: tuple[tuple[str, ...], ...]
+    phrases: dict[tuple[str, ...], str]  # a status or quantifier of several words -> its value key
+    values: dict[str, str]  # a single word -> its value key ("status:toggle:off", "env:production", "q:all")
+    after_be: frozenset[str]  # status words that are states only right after a form of "be"
+    opposites: dict[str, frozenset[str]]  # stem -> stems of its opposites
+    direction_words: frozenset[str]  # words whose two sides are not interchangeable ("instead", "over", "calls")
+    names: dict[str, str]  # a tool, service or vendor name -> its canonical spelling
+    units: dict[str, tuple[str, float]]  # unit -> (kind, size in the kind's base unit)
+    number_words: dict[str, float]
+    scales: dict[str, float]
+    unit_words: frozenset[str]  # a word that after a number is its unit or scale ("30 seconds", "5 k")
+    other_state: dict[str, str]  # a state of a kind that has two (on/off, fixed/open) -> the other one
+    additive: frozenset[str]  # words that add a thing beside the others ("also", "too"): no value replaced
+    departure: frozenset[str]  # words of direction after which a value is left behind ("from", "instead of")
+    frequencies: dict[str, str]  # "nightly" -> "every 1 night"
+
+
+def _read(name: str) -> Any:
+    return json.loads(resources.files(__package__).joinpath("data", name).read_text(encoding="utf-8"))
+
+
+@functools.cache
+def vocabulary() -> Vocabulary:
+    statuses, quantifiers, environments = _read("statuses.json"), _read("quantifiers.json"), _read("environments.json")
+    grouped: list[tuple[str, list[str]]] = [
+        (f"status:{kind}:{group}", words)
+        for kind, groups in statuses["kinds"].items()
+        for group, words in groups.items()
+    ]
+    grouped += [(f"q:{group}", words) for group, words in quantifiers["groups"].items()]
+    grouped += [(f"env:{group}", words) for group, words in environments["groups"].items()]
+    values: dict[str, str] = {}
+    phrases: dict[tuple[str, ...], str] = {}
+    for key, words in grouped:
+        for word in words:
+            parts = tuple(word.split())
+            if len(parts) == 1:
+                values[word] = key
+            else:
+                phrases[parts] = key
+    negations = _read("negations.json")
+    opposites: dict[str, set[str]] = {}
+    data = _read("opposites.json")
+    for left, right in data["pairs"]:
+        opposites.setdefault(stem(left), set()).add(stem(right))
+        opposites.setdefault(stem(right), set()).add(stem(left))
+    names = _read("names.json")
+    units = _read("units.json")
+    sizes = {
+        unit: (kind, float(size))
+        for kind in ("size", "duration", "share", "rate")
+        for unit, size in units[kind].items()
+    }
+    other_state = {
+        f"status:{kind}:{group}": f"status:{kind}:{next(g for g in groups if g != group)}"
+        for kind, groups in statuses["kinds"].items()
+        if len(groups) == 2
+        for group in groups
+    }
+    return Vocabulary(
+        function_words=frozenset(_read("function_words.json")["words"]),
+        negations=frozenset(negations["words"]),
+        negation_phrases=tuple(tuple(p.split()) for p in negations["phrases"]),
+        phrases=phrases,
+        values=values,
+        after_be=frozenset(statuses["after_be"]),
+        opposites={word: frozenset(others) for word, others in opposites.items()},
+        direction_words=frozenset(data["direction_words"]),
+        names={**{n: n for n in names["names"]}, **names["aliases"]},
+        units=sizes,
+        number_words={w: float(v) for w, v in units["number_words"].items()},
+        scales={w: float(v) for w, v in units["scales"].items()},
+        unit_words=frozenset(sizes) | frozenset(units["scales"]),
+        other_state=other_state,
+        additive=frozenset(data["additive_words"]),
+        departure=frozenset(data["departure_words"]),
+        frequencies=units["frequencies"],
+    )

@@ -1,0 +1,37 @@
+"""A note's title when the writer gave none: its first sentence, cut at a clause or word boundary."""
+
+from __future__ import annotations
+
+import re
+
+TITLE_LIMIT = 80
+_MARKDOWN = re.compile(r"^[#>*+\-\s`\d.)]+|[*_`]+|\[([^\]]*)\]\([^)]*\)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A title never ends on a word that leads into what was cut ("Deploys go to the", "Sessions expire because").
+_TRAILING = frozenset(
+    {"a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "as", "is",
+     "are", "was", "were", "be", "because", "since", "while", "if", "via", "per", "not", "no", "instead", "than",
+     "that", "which", "who", "into"}
+)  # fmt: skip
+
+
+def derive_title(content: str, limit: int = TITLE_LIMIT) -> str:
+    """A short title from the content's first sentence, cut at a clause or word boundary, never mid-phrase."""
+    line = next((x for x in (_MARKDOWN.sub(r"\1", raw).strip() for raw in content.splitlines()) if x), "")
+    sentence = _SENTENCE_END.split(line, maxsplit=1)[0].strip().rstrip(".!?;:, ")
+    if not sentence:
+        return "Untitled note"
+    if len(sentence) > limit:
+        cut = sentence[:limit]
+        clause = max(cut.rfind(sep) for sep in (";", ":", " — ", " - ", ",", " ("))
+        if clause >= 25:
+            sentence = cut[:clause]
+        else:
+            words = cut[: cut.rfind(" ")].split() if " " in cut else [cut]
+            while len(words) > 2 and words[-1].casefold().strip(",;:") in _TRAILING:
+                words.pop()
+            sentence = " ".join(words)
+    sentence = sentence.rstrip(".!?;:,- ")
+    if not sentence:
+        return "Untitled note"
+    return sentence[0].upper() + sentence[1:]

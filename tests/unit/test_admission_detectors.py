@@ -1,0 +1,202 @@
+"""remember's detectors, one coding situation each: the verdict and the evidence an agent is shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from notewell.domain.admission import CALIBRATIONS, Evidence, Verdict, compare
+
+MINILM = CALIBRATIONS["all-MiniLM-L6-v2-int8"]
+
+
+def evidence_of(old: str, new: str) -> tuple[Verdict, Evidence | None]:
+    found = compare(old, new)
+    return found.verdict, found.evidence
+
+
+# ----- changed value: amounts, versions, names, identifiers, paths, URLs, environments, quantifiers ------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "slot", "was", "now"),
+    [
+        ("Retries are capped at 3.", "Retries are capped at 5.", "Retries", "3", "5"),
+        ("The upload limit is 10 MB.", "The upload limit is 25 MB.", "upload limit", "10 MB", "25 MB"),
+        ("Sessions expire after 30 minutes.", "Sessions expire after 2 hours.", "Sessions expire", "30 minutes",
+         "2 hours"),
+        ("Node 18 is required to build the web app.", "Node 20 is required to build the web app.", "Node", "18", "20"),
+        ("We pin the SDK at v2.3.1.", "We pin the SDK at v2.4.0.", "pin SDK", "v2.3.1", "v2.4.0"),
+        ("We deploy the frontend to Vercel.", "We deploy the frontend to Netlify.", "deploy frontend", "Vercel",
+         "Netlify"),
+        ("We use pnpm for the monorepo.", "We use yarn for the monorepo.", "monorepo", "pnpm", "yarn"),
+        ("The worker reads `QUEUE_URL` at start.", "The worker reads `JOBS_QUEUE_URL` at start.", "worker reads",
+         "QUEUE_URL", "JOBS_QUEUE_URL"),
+        ("Migrations live in db/migrations/.", "Migrations live in src/db/migrate/.", "Migrations live",
+         "db/migrations/", "src/db/migrate/"),
+        ("The status page is https://status.acme.io.", "The status page is https://acme.statuspage.io.",
+         "status page", "https://status.acme.io", "https://acme.statuspage.io"),
+        ("Load tests run against staging.", "Load tests run against production.", "Load tests run", "staging",
+         "production"),
+        ("All services use mTLS internally.", "Some services use mTLS internally.", "services use mTLS", "All",
+         "Some"),
+        ("The ETL runs nightly at 02:00 UTC.", "The ETL runs nightly at 04:00 UTC.", "ETL runs", "02:00", "04:00"),
+    ],
+)  # fmt: skip
+def test_a_changed_value_is_a_conflict_naming_the_slot_and_both_values(
+    old: str, new: str, slot: str, was: str, now: str
+) -> None:
+    verdict, evidence = evidence_of(old, new)
+    assert verdict is Verdict.CONFLICT
+    assert evidence is not None and evidence.detector == "changed value"
+    assert (evidence.old, evidence.new) == (was, now)
+    assert set(slot.casefold().split()) <= set(evidence.slot.casefold().split())
+
+
+def test_a_changed_value_with_its_reason_added_is_still_a_conflict() -> None:
+    verdict, evidence = evidence_of("Retries are capped at 3.", "Retries are capped at 5 since the provider got flaky.")
+    assert verdict is Verdict.CONFLICT and evidence == Evidence("changed value", "Retries capped at", "3", "5")
+
+
+def test_a_value_left_for_another_is_a_conflict() -> None:
+    verdict, evidence = evidence_of("Error tracking is Sentry.", "Error tracking moved from Sentry to Rollbar.")
+    assert verdict is Verdict.CONFLICT
+    assert evidence is not None and (evidence.old, evidence.new) == ("Sentry", "Rollbar")
+
+
+def test_the_same_amount_in_other_units_is_no_change() -> None:
+    assert compare("The API timeout is 30s.", "The API timeout is 30 seconds.").verdict is Verdict.DUPLICATE
+    assert compare("Max upload size is 1 GB.", "Max upload size is 1024 MB.").verdict is Verdict.DUPLICATE
+    assert compare("Backups run at 2am.", "Backups run at 02:00.").verdict is Verdict.DUPLICATE
+
+
+# ----- status moved -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "was", "now"),
+    [
+        ("The Postgres 16 migration is in progress.", "The Postgres 16 migration is done.", "in progress", "done"),
+        ("The login bug is fixed.", "The login bug was reopened.", "fixed", "reopened"),
+        ("The `new_checkout` flag is on.", "The `new_checkout` flag is off.", "on", "off"),
+        ("PR 412 is in review.", "PR 412 is merged.", "in review", "merged"),
+    ],
+)
+def test_a_status_moved_is_a_conflict_with_both_states(old: str, new: str, was: str, now: str) -> None:
+    verdict, evidence = evidence_of(old, new)
+    assert verdict is Verdict.CONFLICT
+    assert evidence is not None and (evidence.detector, evidence.old, evidence.new) == ("status", was, now)
+
+
+def test_a_state_said_with_another_of_its_names_is_the_same_state() -> None:
+    assert compare("The `dark_mode` flag is off.", "The `dark_mode` flag is disabled.").verdict is Verdict.DUPLICATE
+    # a denied state of two is the other one
+    denied = compare("The data race in `cache.go` is still unfixed.", "Nobody has fixed the data race in cache.go.")
+    assert denied.verdict is Verdict.DUPLICATE
+
+
+# ----- negation, opposites, reversals ---------------------------------------------------------------------------
+
+
+def test_a_denial_added_is_a_conflict() -> None:
+    verdict, evidence = evidence_of("Run migrations on every deploy.", "Do not run migrations on deploy.")
+    assert verdict is Verdict.CONFLICT
+    assert evidence is not None and evidence.detector == "negation"
+    assert evidence.new == "Do not run migrations on deploy."
+
+
+def test_a_denial_inside_added_detail_denies_the_detail_not_the_claim() -> None:
+    old = "The app uses a hexagonal architecture."
+    new = "The app uses a hexagonal architecture: domain code has no imports from adapters/."
+    assert compare(old, new).verdict is Verdict.RESTATEMENT
+
+
+def test_an_opposite_put_in_place_is_a_conflict() -> None:
+    verdict, evidence = evidence_of("Webhooks are processed synchronously.", "Webhooks are processed asynchronously.")
+    assert verdict is Verdict.CONFLICT
+    assert evidence == Evidence("opposite", "Webhooks processed", "synchronously", "asynchronously")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Use opaque tokens instead of JWTs.", "Use JWTs instead of opaque tokens."),
+        ("Migrate the orders table from MySQL to Postgres.", "Migrate the orders table from Postgres to MySQL."),
+        ("The billing service calls the ledger.", "The ledger calls the billing service."),
+    ],
+)
+def test_the_same_words_with_their_sides_traded_are_a_reversal(old: str, new: str) -> None:
+    verdict, evidence = evidence_of(old, new)
+    assert verdict is Verdict.CONFLICT and evidence is not None and evidence.detector == "reversal"
+
+
+def test_a_passive_keeps_the_order() -> None:
+    found = compare("The billing service calls the ledger.", "The ledger is called by the billing service.")
+    assert found.verdict is Verdict.DUPLICATE
+
+
+# ----- repeats and elaborations ---------------------------------------------------------------------------------
+
+
+def test_the_same_words_in_another_order_are_a_duplicate_whatever_the_capitals() -> None:
+    assert evidence_of("We ship logs to Datadog.", "Logs are shipped to Datadog.")[1] == Evidence(
+        "reworded", "", "Datadog", "Datadog"
+    )
+    assert compare("retries are capped at 3.", "Retries are capped at 3.").verdict is Verdict.DUPLICATE
+    assert compare("Retries are capped at 3.", "retries are capped at 5.").verdict is Verdict.CONFLICT
+
+
+def test_a_sentence_of_a_long_note_said_again_is_contained() -> None:
+    handoff = (
+        "Handoff, week 32. Frontend deploys to Vercel. Workers are deployed on Fly.io as the `acme-workers` app. "
+        "They consume from the `jobs` queue in Upstash Redis. The invoice PDF job times out on large accounts."
+    )
+    found = compare(handoff, "Workers are deployed on Fly.io as the `acme-workers` app.")
+    assert found.verdict is Verdict.DUPLICATE and found.evidence is not None
+    assert found.evidence.detector in ("contained", "reworded")
+
+
+def test_an_elaboration_updates_the_note_and_names_what_it_adds() -> None:
+    verdict, evidence = evidence_of(
+        "We deploy the web app to Vercel.",
+        "We deploy the web app to Vercel through its GitHub integration; previews are built per PR.",
+    )
+    assert verdict is Verdict.RESTATEMENT
+    assert evidence is not None and evidence.detector == "elaboration" and "GitHub" in evidence.new
+
+
+def test_a_second_value_beside_the_first_is_no_elaboration() -> None:
+    found = compare("Retries are capped at 3.", "Retries are capped at 3 for payments and 5 for search.")
+    assert found.verdict is Verdict.UNRELATED and found.related
+
+
+# ----- what only a reader can decide: stored, with the old note to review --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Logs are shipped to Datadog.", "Metrics are shipped to Datadog."),  # another subject, same words
+        ("The default branch is main.", "The default branch is master."),  # a word put in place: no list knows
+        ("The API timeout is 30s.", "The DB timeout is 5s."),  # subject and value both changed
+        ("Log retention is 30 days.", "We keep logs for 90 days."),  # same thing, other words, other value
+        ("We enabled `streaming_responses` for the chat UI.", "We also turned on `markdown_tables` for the chat UI."),
+    ],
+)
+def test_close_notes_no_detector_settles_are_stored_for_review(old: str, new: str) -> None:
+    found = compare(old, new)
+    assert found.verdict is Verdict.UNRELATED
+    assert found.related
+
+
+def test_unrelated_notes_sharing_a_word_are_not_sent_to_review() -> None:
+    found = compare("The release checklist lives in docs/release.md.", "The mobile release uses fastlane lanes.")
+    assert found.verdict is Verdict.UNRELATED and not found.related
+
+
+def test_a_model_says_two_texts_are_one_claim_only_with_the_same_values() -> None:
+    old, new = "Backups are kept for 14 days.", "We retain backups for two weeks."
+    assert compare(old, new).verdict is Verdict.UNRELATED  # words alone: "kept" / "retain" is a swap
+    assert compare(old, new, 0.9, MINILM).verdict is Verdict.DUPLICATE
+    assert compare(old, "We retain backups for 30 days.", 0.95, MINILM).verdict is not Verdict.DUPLICATE
+    # an uncalibrated model's cosine is never used
+    assert compare(old, new, 0.99, None).verdict is Verdict.UNRELATED
