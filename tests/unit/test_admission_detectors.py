@@ -200,3 +200,13 @@ def test_a_model_says_two_texts_are_one_claim_only_with_the_same_values() -> Non
     assert compare(old, "We retain backups for 30 days.", 0.95, MINILM).verdict is not Verdict.DUPLICATE
     # an uncalibrated model's cosine is never used
     assert compare(old, new, 0.99, None).verdict is Verdict.UNRELATED
+
+
+def test_two_values_said_again_in_order_by_a_close_text_are_one_claim() -> None:
+    old, new = "Backups of `orders_db` are kept for 14 days.", "We retain `orders_db` backups for two weeks."
+    assert compare(old, new, MINILM.related + 0.01, MINILM).verdict is Verdict.DUPLICATE
+    assert compare(old, new, MINILM.related - 0.01, MINILM).verdict is Verdict.UNRELATED
+    # one value alone says too little: "Deploys use Vercel" / "Vercel hosts the docs"
+    assert compare("Deploys go to Vercel.", "Vercel hosts the docs.", MINILM.related + 0.01, MINILM).verdict is (
+        Verdict.UNRELATED
+    )

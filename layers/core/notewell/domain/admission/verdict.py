@@ -26,6 +26,7 @@ CLOSE_SHARED = 2  # texts sharing this many words...
 CLOSE_SHARE = 0.5  # ...that are this share of the shorter text's words are close enough to review
 SAME_VALUES_SHARE = 0.6  # without a model: the same values, and this share of the shorter text's words
 RELATED_SHOWN = 3
+SCOPES = ("amount", "env", "q")  # kinds of value that bound a claim: one more, one fewer or another is another claim
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +98,8 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     old_values, new_values = _value_tokens(old_tokens), _value_tokens(new_tokens)
     alike = cosine is not None and calibration is not None and cosine >= calibration.duplicate
     old_in_new = _contained(old_part, new_part)
-    repeated = _restated(alignments, new_part, alike, exact=old_in_new)
+    near = cosine is not None and calibration is not None and cosine >= calibration.related
+    repeated = _restated(alignments, new_part, alike, exact=old_in_new, near=near)
     if old_keys and repeated is not None:
         detector = "reworded" if old_in_new or repeated == "reworded" else "contained"
         return Comparison(Verdict.DUPLICATE, Evidence(detector, "", _values(old_tokens), _values(new_tokens)), True, 1)
@@ -180,7 +182,9 @@ def _clause_within(part: Sequence[Token], whole: Sequence[Token]) -> bool:
     )
 
 
-def _restated(alignments: Sequence[Alignment], new_part: Sequence[str], alike: bool, *, exact: bool) -> str | None:
+def _restated(
+    alignments: Sequence[Alignment], new_part: Sequence[str], alike: bool, *, exact: bool, near: bool = False
+) -> str | None:
     """How every sentence of the new text is already said by the old sentence it aligns with: "contained" (its
     words and values stand there, none of the old sentence's values dropped) or "reworded" (the same values in the
     same order, the words close: a calibrated model says so, or most words are shared). None: something is new."""
@@ -193,7 +197,7 @@ def _restated(alignments: Sequence[Alignment], new_part: Sequence[str], alike: b
             kinds.add("contained")
         elif (
             olds and _in_order(olds, news) and _in_order(news, olds)
-            and (alike or (_share(a) >= SAME_VALUES_SHARE and not _swapped_words(a)))
+            and (alike or (_share(a) >= SAME_VALUES_SHARE and not _swapped_words(a)) or (near and len(olds) >= 2))
             and sorted(t.key for t in a.old) != sorted(t.key for t in a.new)  # same words, rearranged: a reversal's
         ):  # fmt: skip
             kinds.add("reworded")
@@ -227,9 +231,12 @@ def _contained(part: Sequence[str], whole: Sequence[str]) -> bool:
 
 
 def _dropped_value(alignments: Sequence[Alignment]) -> bool:
-    """A value taken out of a sentence the new text keeps ("every two weeks" -> "every week")."""
+    """An amount, environment, state or quantifier taken out of a sentence the new text keeps ("capped at 3 for
+    payments" -> "capped"): the claim said without it is another claim. A name dropped only says less."""
     return any(
-        a.kept >= FRAME_KEPT and any(t.is_value for s in a.spans if not s.new for t in s.old) for a in alignments
+        a.kept >= FRAME_KEPT
+        and any(t.kind in SCOPES or t.kind.startswith("status") for s in a.spans if not s.new for t in s.old)
+        for a in alignments
     )
 
 
@@ -240,9 +247,7 @@ def _rival(alignments: Sequence[Alignment]) -> bool:
     for a in alignments:
         if a.kept < FRAME_KEPT:
             continue
-        slots = {
-            (kind_of_value(t), t.side) for t in a.old if t.kind in ("amount", "env", "q") or t.kind.startswith("status")
-        }
+        slots = {(kind_of_value(t), t.side) for t in a.old if t.kind in SCOPES or t.kind.startswith("status")}
         added = [t for span in a.spans for t in span.new if t.is_value]
         if any((kind_of_value(t), t.side) in slots for t in added):
             return True
