@@ -45,7 +45,7 @@ _TOKEN = re.compile(
 )
 _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s?(%|[a-zµ]+)?$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[_.:]|\d|[a-z][A-Z]")  # snake_case, dotted, with digits, camelCase
-_OPENER = re.compile(r"[.:!?|*#(\[\-\"]")
+_OPENERS = frozenset('.:!?|*#([-"')
 _SLASHED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*(?:/[^\W\d_]+(?:-[^\W\d_]+)*)+")  # "read/write", "feature/login"
 # After these a state word is a state ("the flag is on", "stays off", "was switched on").
 _BE = frozenset(
@@ -75,11 +75,12 @@ def normalized(text: str) -> str:
     """Straight apostrophes, contractions written out ("isn't" -> "is not", "we're" -> "we are"), numbers spelled
     out written in digits ("two weeks" -> "2 weeks"), composed accents."""
     text = unicodedata.normalize("NFC", text).translate(_APOSTROPHES)
-    text = _CONTRACTION.sub(lambda m: "can not" if m[1] else "will not" if m[2] else f"{m[3]} not", text)
-    text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m[1].casefold()], text)
+    if "'" in text:  # most sentences have none: each pass below is skipped when it cannot match
+        text = _CONTRACTION.sub(lambda m: "can not" if m[1] else "will not" if m[2] else f"{m[3]} not", text)
+        text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m[1].casefold()], text)
     text = _spelled().sub(_digits, text)
     text = _periods().sub(_period, text)
-    return _AND_A_HALF.sub(lambda m: f"{float(m[1]) + 0.5:g} {m[2]}", text)
+    return _AND_A_HALF.sub(lambda m: f"{float(m[1]) + 0.5:g} {m[2]}", text) if "half" in text else text
 
 
 _AND_A_HALF = re.compile(r"\b(\d+)\s+([^\W\d_]+)\s+and\s+a\s+half\b", re.IGNORECASE)  # "a minute and a half"
@@ -137,27 +138,23 @@ def sentences_of(text: str) -> list[str]:
     return [s for s in (part.strip(" \t-*#>") for part in _SENTENCE_END.split(text)) if s]
 
 
-@functools.lru_cache(maxsize=4_096)
+@functools.lru_cache(maxsize=16_384)
 def tokens_of(sentence: str) -> Sentence:
     """The sentence's tokens, function words left out; several-word statuses and denials read as one token. Each
     token knows its side: the word of direction before it in its clause ("to" in "from MySQL to Postgres")."""
     vocab = vocabulary()
     text_of = normalized(sentence)
-    matches = list(_TOKEN.finditer(text_of))
+    matches = list(_TOKEN.finditer(text_of))[: SENTENCE_TOKENS * 2]
     raw: list[tuple[str, str | None]] = [(m["code"] or m[0], m.lastgroup) for m in matches]
-    # a word opens a sentence, a heading, a table cell or a list item: its capital shows no name
-    opening = {i for i, m in enumerate(matches) if i == 0 or _OPENER.search(text_of[matches[i - 1].end() : m.start()])}
-    raw = raw[: SENTENCE_TOKENS * 2]
+    lowers = [text.casefold() for text, _ in raw]
     found: list[Token] = []
-    side, clause = "", 0
-    at = 0
+    side, clause, at = "", 0, 0
     while at < len(raw):
-        text, group = raw[at]
-        lower = text.casefold()
+        (text, group), lower = raw[at], lowers[at]
         if group == "comma" or lower in ("and", "but"):
             side, at, clause = "", at + 1, clause + 1
             continue
-        phrase = _phrase_at(raw, at)
+        phrase = _phrase_at(lowers, at) if lower in vocab.phrase_starts else None
         if phrase is not None:
             words, key = phrase
             found.append(Token(" ".join(t for t, _ in raw[at : at + words]), key, _kind_of(key), side, clause, at))
@@ -165,26 +162,39 @@ def tokens_of(sentence: str) -> Sentence:
             continue
         if lower in vocab.direction_words:
             side = lower
-        if group == "path" and _SLASHED_WORDS.fullmatch(text):  # words joined by slashes, not a path
-            found += [
-                replace(_token(w, w.casefold(), "word"), side=side, clause=clause, at=at) for w in text.split("/")
-            ]
+        following = lowers[at + 1] if at + 1 < len(raw) else ""
+        if group == "word" and lower in vocab.function_words and lower not in vocab.after_be:
             at += 1
             continue
-        start = at
-        previous = raw[at - 1][0].casefold() if at else ""
-        following = raw[at + 1][0].casefold() if at + 1 < len(raw) else ""
-        # "the flag is on", "is on in staging"; not "we are on Rails 7.1", "is on port 8080"
-        state = previous in _BE and (not following or following in vocab.function_words or following in ",;")
-        token = _token(text, lower, group, first=at in opening, after_be=state)
-        if group == "amount" and token.key.startswith("amount:number:") and following in vocab.unit_words:
-            token = _measured(f"{text} {raw[at + 1][0]}", f"{lower}{following}")  # "30 seconds", "10 MB"
+        if group == "path" and _SLASHED_WORDS.fullmatch(text):  # words joined by slashes, not a path
+            found += [Token(*_classified(w, "word", False, False), side, clause, at) for w in text.split("/")]
             at += 1
-        found.append(replace(token, side=side, clause=clause, at=start))
+            continue
+        # a word opens a sentence, a heading, a table cell or a list item: its capital shows no name
+        first = at == 0 or not _OPENERS.isdisjoint(text_of[matches[at - 1].end() : matches[at].start()])
+        # "the flag is on", "is on in staging"; not "we are on Rails 7.1", "is on port 8080"
+        state = (
+            at > 0
+            and lowers[at - 1] in _BE
+            and (not following or following in vocab.function_words or following in ",;")
+        )
+        start = at
+        if group == "amount" and following in vocab.unit_words and not _NUMBER_WITH_UNIT.search(lower):
+            text, lower, at = f"{text} {raw[at + 1][0]}", f"{lower}{following}", at + 1  # "30 seconds", "10 MB"
+        found.append(Token(*_classified(text, group, first, state), side, clause, start))
         at += 1
     function = vocab.function_words
     kept = [t for t in found if t.kind != "word" or t.text.casefold() not in function][:SENTENCE_TOKENS]
     return tuple(_denied_states(kept))
+
+
+_NUMBER_WITH_UNIT = re.compile(r"[a-z%µ]$")
+
+
+@functools.lru_cache(maxsize=65_536)
+def _classified(text: str, group: str | None, first: bool, after_be: bool) -> tuple[str, str, str]:
+    token = _token(text, text.casefold(), group, first=first, after_be=after_be)
+    return token.text, token.key, token.kind
 
 
 def _denied_states(tokens: list[Token]) -> list[Token]:
@@ -212,10 +222,10 @@ def _denied_states(tokens: list[Token]) -> list[Token]:
     return result
 
 
-def _phrase_at(raw: list[tuple[str, str | None]], at: int) -> tuple[int, str] | None:
+def _phrase_at(lowers: list[str], at: int) -> tuple[int, str] | None:
     vocab = vocabulary()
     for size in (3, 2):
-        words = tuple(t.casefold() for t, _ in raw[at : at + size])
+        words = tuple(lowers[at : at + size])
         if len(words) == size:
             if words in vocab.phrases:
                 return size, vocab.phrases[words]

@@ -35,6 +35,7 @@ class Vocabulary:
     additive: frozenset[str]  # words that add a thing beside the others ("also", "too"): no value replaced
     departure: frozenset[str]  # words of direction after which a value is left behind ("from", "instead of")
     frequencies: dict[str, str]  # "nightly" -> "every 1 night"
+    phrase_starts: frozenset[str]  # first words of the phrases above: only these are looked up as phrases
 
 
 def _read(name: str) -> Any:
@@ -97,4 +98,5 @@ def vocabulary() -> Vocabulary:
         additive=frozenset(data["additive_words"]),
         departure=frozenset(data["departure_words"]),
         frequencies=units["frequencies"],
+        phrase_starts=frozenset(p[0] for p in [*phrases, *(tuple(n.split()) for n in negations["phrases"])]),
     )
