@@ -210,3 +210,12 @@ def test_two_values_said_again_in_order_by_a_close_text_are_one_claim() -> None:
     assert compare("Deploys go to Vercel.", "Vercel hosts the docs.", MINILM.related + 0.01, MINILM).verdict is (
         Verdict.UNRELATED
     )
+
+
+def test_a_text_that_announces_a_change_is_never_absorbed() -> None:
+    old = "Sessions are stored in Redis."
+    moved = "Sessions are stored in Redis until the cutover; after that they moved to Postgres."
+    found = compare(old, moved)
+    assert found.verdict is Verdict.UNRELATED and found.related  # stored, for the agent to review
+    # the same words without the change are an elaboration
+    assert compare(old, "Sessions are stored in Redis with a 30 minute sliding expiry.").verdict is Verdict.RESTATEMENT

@@ -8,12 +8,14 @@ just `created`. Across notes the strongest verdict wins, in the contract's order
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
 from notewell.domain.admission.text import Token, kind_of_value, same_value, tokens_of, window
+from notewell.domain.admission.vocabulary import vocabulary
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -93,7 +95,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     found = contradiction(alignments)
     if found is not None:
         return Comparison(Verdict.CONFLICT, found, True, closeness)
-    if _unsure(alignments) or substituted(alignments):
+    if _unsure(alignments) or substituted(alignments) or _announces_change(old_part, new_part):
         return Comparison(Verdict.UNRELATED, None, close, closeness)
     old_values, new_values = _value_tokens(old_tokens), _value_tokens(new_tokens)
     alike = cosine is not None and calibration is not None and cosine >= calibration.duplicate
@@ -147,6 +149,17 @@ def _same_text(old: str, new: str) -> bool:
     if abs(len(old) - len(new)) > max(len(old), len(new)) // 4 + 8:
         return False
     return " ".join(old.casefold().split()).rstrip(".!") == " ".join(new.casefold().split()).rstrip(".!")
+
+
+def _announces_change(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
+    """The new text says a change happened ("moved", "no longer", "switched", "now") where the old did not: what
+    it adds may be the change itself, so it is neither a repeat nor an elaboration; the agent reads both."""
+    changes = vocabulary().change_words
+    said = {w for s in new_part for w in _WORD.findall(s.casefold())} & changes
+    return bool(said - {w for s in old_part for w in _WORD.findall(s.casefold())})
+
+
+_WORD = re.compile(r"[a-z]+")
 
 
 def _unsure(alignments: Sequence[Alignment]) -> bool:

@@ -36,6 +36,7 @@ class Vocabulary:
     departure: frozenset[str]  # words of direction after which a value is left behind ("from", "instead of")
     frequencies: dict[str, str]  # "nightly" -> "every 1 night"
     phrase_starts: frozenset[str]  # first words of the phrases above: only these are looked up as phrases
+    change_words: frozenset[str]  # words that announce a change ("moved", "no longer", "now")
 
 
 def _read(name: str) -> Any:
@@ -98,5 +99,6 @@ def vocabulary() -> Vocabulary:
         additive=frozenset(data["additive_words"]),
         departure=frozenset(data["departure_words"]),
         frequencies=units["frequencies"],
+        change_words=frozenset(_read("changes.json")["words"]),
         phrase_starts=frozenset(p[0] for p in [*phrases, *(tuple(n.split()) for n in negations["phrases"])]),
     )
