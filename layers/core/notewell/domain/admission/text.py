@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.stemming import stem
 
-WINDOW_CHARS = 1_200  # a text this long or shorter is read whole
+WINDOW_CHARS = 400  # a text this long or shorter is read whole
 WINDOW_SENTENCES = 4  # of a longer one, the sentences sharing most words with the other text
 PROBE_WORDS = 12  # distinctive words of the other text looked for in a long one
 SENTENCE_TOKENS = 80  # a sentence is compared on this many tokens at most
