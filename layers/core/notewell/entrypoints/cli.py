@@ -9,11 +9,13 @@ import io
 import ipaddress
 import json
 import os
+import shlex
 import socket
 import stat
 import sys
 import tempfile
 import threading
+import unicodedata
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -84,13 +86,26 @@ def _stack(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _port(text: str) -> int:
+    """A TCP port: the OS would silently wrap 99999 to 34463, so anything outside 0-65535 is refused here."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port; give a number from 1 to 65535 (0 picks a free one).")
+    return port
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="notewell", description="Durable project memory for AI coding agents.")
     verbs = parser.add_subparsers(dest="verb", required=True)
 
     serve = verbs.add_parser("serve", help="Run the MCP endpoint on the embedded SQLite store.")
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"Interface to listen on (default {DEFAULT_HOST}).")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"Port (default {DEFAULT_PORT}).")
+    serve.add_argument(
+        "--port", type=_port, default=DEFAULT_PORT, help=f"Port, 1-65535 (default {DEFAULT_PORT}; 0 picks a free one)."
+    )
     serve.add_argument("--log-level", default="WARNING", help="Log level of the JSON request log (default WARNING).")
     serve.add_argument(
         "--allowed-host",
@@ -452,7 +467,12 @@ def _serve(args: argparse.Namespace) -> int:
         warning = plain_http_warning(address, port)
         if warning is not None:
             print(f"notewell: warning: {warning}", file=sys.stderr, flush=True)
-        workspace, created = services.auth.default_workspace(plan=Plan.ENTERPRISE)  # serve is the embedded store
+        # Every workspace of the store is served: each key belongs to one, so authentication picks it.
+        workspaces = services.deps.store.list_workspaces()
+        first_key = None
+        if not workspaces:  # first start
+            workspace, _ = services.auth.default_workspace(plan=Plan.ENTERPRISE)  # serve is the embedded store
+            first_key = services.auth.create_key(workspace.id, name="first key")
         url = f"http://{_url_host(args.host)}:{port}/mcp"
         hosts = serve_hosts(args.host, settings.allowed_hosts)
         print(f"Notewell serving {url} (data: {settings.data_dir})", flush=True)
@@ -463,12 +483,14 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"Answering Host names: {', '.join(hosts)} (more with --allowed-host).", flush=True)
         if services.oauth is not None:
             print(f"OAuth sign-in: clients discover it at {url} (issuer {services.oauth.issuer}).", flush=True)
-        if created:
-            issued = services.auth.create_key(workspace.id, name="first key")
+        if first_key is not None:
             print("First start: created a workspace and an API key.\n", flush=True)
-            print(connection_help(url, issued.secret), flush=True)
+            print(connection_help(url, first_key.secret), flush=True)
+        else:
+            print(workspace_keys(services, workspaces, args.data_dir), end="", flush=True)
         print(f"Console for people: http://{_url_host(args.host)}:{port}/ (sign in with an API key)", flush=True)
-        print(f"More keys: notewell keys create; client configurations: notewell connect --url {url}", flush=True)
+        more = "notewell keys create" + (" --workspace ID" if len(workspaces) > 1 else "")
+        print(f"More keys: {more}; client configurations: notewell connect --url {url}", flush=True)
         app = build_app(
             build_server(services), services, allowed_hosts=hosts, allowed_origins=settings.allowed_origins,
             console=True,
@@ -481,6 +503,27 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         listener.close()
     return 0
+
+
+def workspace_keys(services: Services, workspaces: Sequence[Workspace], data_dir: Path | None) -> str:
+    """What `serve` says about a store it did not just create: with several workspaces, each one and the names (never
+    the secrets) of its active keys; and, for any workspace without one, the command that makes one."""
+    where = f" --data-dir {shlex.quote(str(data_dir))}" if data_dir is not None else ""
+    lines = ["Workspaces (each key sees its own workspace only):"] if len(workspaces) > 1 else []
+    for workspace in workspaces:
+        names = [_printable(k.name or k.id) for k in services.auth.list_keys(workspace.id) if k.revoked_at is None]
+        label = f"{workspace.id} ({_printable(workspace.name)})"
+        create = f"notewell keys create --workspace {workspace.id}{where}"
+        if len(workspaces) > 1:
+            lines.append(f"  {label}: " + (f"keys {', '.join(names)}" if names else f"no key yet; {create}"))
+        elif not names:
+            lines.append(f"Workspace {label} has no API key yet; create one: {create}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _printable(text: str) -> str:
+    """Names stored before arguments were checked may hold control characters; never send those to a terminal."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
 
 
 def _with_local_issuer(settings: Settings, host: str, port: int, loopback: bool) -> Settings:
@@ -933,9 +976,38 @@ def _reindex(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+_PATH_ARGUMENTS = frozenset({"data_dir", "out", "file"})  # file names: any bytes the OS allows, kept as given
+
+
+def _check_text(args: argparse.Namespace) -> None:
+    """Refuse text arguments that are not printable UTF-8, before anything is written.
+
+    On POSIX argv bytes that are not UTF-8 arrive as surrogates ('\\xff' as '\\udcff'), which no store can encode;
+    control characters would reach terminals through `keys list` and the `serve` banner.
+
+    Raises:
+        ConfigError: naming the argument and the character.
+    """
+    for dest, value in vars(args).items():
+        if dest in _PATH_ARGUMENTS:
+            continue
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            flag = dest.upper() if dest == "id" else "--" + dest.replace("_", "-")
+            for char in text:
+                kind = unicodedata.category(char)
+                if kind == "Cs":  # a byte that is not UTF-8, escaped by the OS decoder
+                    shown = f"\\x{ord(char) - 0xDC00:02x}" if 0xDC80 <= ord(char) <= 0xDCFF else f"U+{ord(char):04X}"
+                    raise ConfigError(f"{flag} has the byte {shown}, which is not UTF-8 text; pass it as UTF-8.")
+                if kind == "Cc":
+                    raise ConfigError(f"{flag} has the control character U+{ord(char):04X}; pass printable text.")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        _check_text(args)
         if args.verb == "serve":
             return _serve(args)
         if args.verb == "export":
