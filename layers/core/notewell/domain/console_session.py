@@ -3,7 +3,8 @@ time are passed in.
 
 A session holds no credential, only a reference the server checks on every request: the stored hash of the API key
 it was opened with (revoking the key ends it), or the grant and hash of the OAuth access token it was opened with
-(revoking the grant, or the token expiring, ends it). It is signed, not encrypted; the cookie is HttpOnly.
+(revoking the grant, or the token expiring, ends it). Signing out ends it too: the server records the end under
+`session_id`, so a copy of the cookie kept elsewhere stops working. It is signed, not encrypted; the cookie is HttpOnly.
 """
 
 from __future__ import annotations
@@ -38,6 +39,18 @@ class OAuthFlow:
     client_id: str  # the console's client id the sign-in started with: the code is exchanged as that client
     then: str  # the console page to show after
     expires_at: int
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Whether a secret sent back by the browser (a CSRF token, an OAuth state) is the expected one, in constant
+    time. Compared as bytes: `hmac.compare_digest` refuses non-ASCII text, and a form or query may hold any."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
+
+
+def session_id(token: str) -> str:
+    """A sealed session's id, under which its end is recorded: the hash of the whole cookie value, so the id
+    needs no field of its own and says nothing about the session."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def session_key(secret: bytes) -> bytes:

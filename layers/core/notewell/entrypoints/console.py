@@ -8,7 +8,6 @@ request from a foreign Origin. A change goes through the same services as a tool
 
 from __future__ import annotations
 
-import hmac
 import logging
 import time
 from dataclasses import replace
@@ -23,6 +22,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from notewell.domain import rules
+from notewell.domain.console_session import same_secret
 from notewell.domain.errors import (
     ForbiddenError,
     InvalidArgumentError,
@@ -33,7 +33,7 @@ from notewell.domain.errors import (
 from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import Detail
 from notewell.entrypoints import console_pages as pages
-from notewell.entrypoints.guard import HostGuard
+from notewell.entrypoints.guard import HostGuard, split_host
 from notewell.services.console import OAUTH_CALLBACK, Resolution
 from notewell.services.notes import NoteChanges
 
@@ -139,11 +139,17 @@ class Console:
             if await self._who(request) is not None:
                 return _see_other(then)
             return await anyio.to_thread.run_sync(lambda: self._sign_in_form(then=then))
+        if not self._same_origin(request):
+            # Login CSRF: a page on another port of this host can plant the sign-in cookie (cookies ignore ports),
+            # so the token alone does not prove the form is ours; the browser's Origin does.
+            return await anyio.to_thread.run_sync(
+                lambda: self._sign_in_form("Sign in from this server's own sign-in page.", 403)
+            )
         form = await self._form(request)
         if form is None:
             return _page(pages.error_page(None, 400, "Send the sign-in form as the page does."), 400)
         cookie = request.cookies.get(self._csrf_cookie, "")
-        if not cookie or not hmac.compare_digest(cookie, form.get("csrf", "")):
+        if not cookie or not same_secret(form.get("csrf", ""), cookie):
             return await anyio.to_thread.run_sync(
                 lambda: self._sign_in_form("The page had expired; paste the key again.", 403)
             )
@@ -189,10 +195,31 @@ class Console:
     async def sign_out(self, request: Request) -> Response:
         who = await self._who(request)
         form = await self._form(request)
-        if who is not None and (form is None or not hmac.compare_digest(form.get("csrf", ""), who.session.csrf)):
+        if who is not None and (
+            form is None or not self._same_origin(request) or not same_secret(form.get("csrf", ""), who.session.csrf)
+        ):
             return _page(pages.error_page(self._viewer(who), 403, "The page had expired; sign out again."), 403)
+        if who is not None:
+            # Ended on the server too: clearing the cookie alone would leave any copy of it working for hours.
+            token = request.cookies.get(self._session_cookie, "")
+            try:
+                await anyio.to_thread.run_sync(self._services.console.sign_out, token)
+            except NotewellError as exc:  # the end was not stored (a busy store): still signed in, say so
+                return _page(pages.error_page(self._viewer(who), exc.status, exc.message), exc.status)
         gone = _cookie(self._session_cookie, "", secure=self._secure, max_age=0)
         return _see_other("/", {"Set-Cookie": gone})
+
+    def _same_origin(self, request: Request) -> bool:
+        """Whether a form post comes from a page of this origin (scheme, host and port). A browser names the page's
+        origin on every POST (Origin, else Referer); a client that sends neither is not a browser, so not a victim."""
+        sent = request.headers.get("origin") or _origin_of(request.headers.get("referer", ""))
+        if not sent:
+            return True
+        scheme, separator, host = sent.strip().lower().partition("://")
+        here = "https" if self._secure else "http"
+        if not separator or scheme != here or "/" in host:
+            return False  # includes `Origin: null` (a sandboxed or privacy-stripped page)
+        return _host_port(host, scheme) == _host_port(request.headers.get("host", ""), here)
 
     # ----- reading ------------------------------------------------------------------------------------------------
 
@@ -345,7 +372,7 @@ class Console:
         form = await self._form(request)
         if form is None:
             return _page(pages.error_page(viewer, 400, "Send the form as the page does."), 400)
-        if not hmac.compare_digest(form.get("csrf", ""), who.session.csrf):
+        if not self._same_origin(request) or not same_secret(form.get("csrf", ""), who.session.csrf):
             return _page(pages.error_page(viewer, 403, "The page had expired; reload it and try again."), 403)
 
         def work() -> Response:
@@ -428,25 +455,38 @@ def _oauth_start(then: str | None) -> str:
     return "/console/oauth/start" + (f"?next={quote(then, safe='')}" if then and then != "/" else "")
 
 
+def _origin_of(url: str) -> str:
+    """`scheme://host[:port]` of an absolute URL, else ""."""
+    scheme, separator, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0].split('?', 1)[0]}" if separator else ""
+
+
+def _host_port(host: str, scheme: str) -> tuple[str, str]:
+    name, port = split_host(host)
+    return name, port or ("443" if scheme == "https" else "80")
+
+
 def _version(value: str | None) -> int | None:
     if not value:
         return None
-    if not value.isdigit():
+    # ASCII digits only: str.isdigit() passes '²', which int() then refuses.
+    version = rules.parse_decimal(value.strip())
+    if version is None:
         raise InvalidArgumentError("The form's version is not a number; reload the page.")
-    return int(value)
+    return version
 
 
 def _edit_form(form: dict[str, str]) -> pages.EditForm:
     version = _version(form.get("version"))
     if version is None:
         raise InvalidArgumentError("The form lost the version it was opened at; reload the page.")
-    importance = form.get("importance", "3").strip()
-    if not importance.isdigit():
+    importance = rules.parse_decimal(form.get("importance", "3").strip())
+    if importance is None:
         raise InvalidArgumentError("Importance is a whole number from 1 to 5.")
     return pages.EditForm(
         version=version, title=form.get("title", ""), body=form.get("body", "").replace("\r\n", "\n"),
         type=form.get("type", ""), status=form.get("status", ""), tags=form.get("tags", ""),
-        importance=int(importance), canonical=form.get("canonical") == "1",
+        importance=importance, canonical=form.get("canonical") == "1",
     )  # fmt: skip
 
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import hmac
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from notewell.domain import console_session
+from notewell.domain import console_session, rules
 from notewell.domain import oauth as oauth_rules
 from notewell.domain.console_session import ConsoleSession, OAuthFlow
 from notewell.domain.errors import (
@@ -138,7 +138,7 @@ class ConsoleService:
     def resume(self, token: str) -> SignedIn | None:
         """The person behind a session cookie, or None when it is forged or over, or its key or grant revoked."""
         session = console_session.unseal(token, self._key, now=self._now())
-        if session is None:
+        if session is None or self._ended(token):
             return None
         if session.kind == console_session.KEY:
             key = self._deps.store.find_key(session.reference)
@@ -152,6 +152,19 @@ class ConsoleService:
         key_id = principal.actor.removeprefix("key:")
         named = [k for k in self._deps.store.list_keys(principal.workspace_id) if k.id == key_id]
         return SignedIn(principal, session, f"{_key_label(named[0]) if named else key_id} through OAuth")
+
+    def sign_out(self, token: str) -> None:
+        """End the session in `token` for good: a copy of the cookie kept elsewhere no longer signs anyone in. Its
+        end is stored until the session would have expired anyway."""
+        session = console_session.unseal(token, self._key, now=self._now())
+        if session is None or self._records is None:
+            return
+        until = datetime.fromtimestamp(session.expires_at, UTC)
+        ended = AuthRecord(*_ended_key(token), "ended", {}, rules.format_ts(until))
+        self._records.write_records([RecordWrite(ended, condition=ANY)])  # signing out twice is fine
+
+    def _ended(self, token: str) -> bool:
+        return self._records is not None and self._records.get_record(*_ended_key(token)) is not None
 
     def _redirect_uri(self) -> str:
         assert self._oauth is not None
@@ -201,7 +214,7 @@ class ConsoleService:
         if self._oauth is None:
             raise ConsoleSignInError("This server has no authorization server; sign in with an API key.")
         flow = console_session.unseal_flow(flow_token, self._key, now=self._now())
-        if flow is None or not hmac.compare_digest(params.get("state", ""), flow.state):
+        if flow is None or not console_session.same_secret(params.get("state", ""), flow.state):
             raise ConsoleSignInError(
                 "This sign-in is not the one this browser started, or it took too long; start again."
             )
@@ -350,6 +363,11 @@ class ConsoleService:
 
 OAUTH_CALLBACK = "/console/oauth/callback"
 CONSOLE_CLIENT = ("CONSOLE#CLIENT", "CLIENT")  # where the console's own client id is remembered
+
+
+def _ended_key(token: str) -> tuple[str, str]:
+    """Where the end of a signed-out session is recorded (one record per session, in the OAuth records)."""
+    return f"CONSOLE#ENDED#{console_session.session_id(token)}", "ENDED"
 
 
 def _key_label(key: ApiKey) -> str:
