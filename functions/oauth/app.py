@@ -8,27 +8,36 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
-from notewell.entrypoints.http import build_oauth_app
+from notewell.entrypoints.http import build_oauth_app, oauth_rates
 from notewell.entrypoints.lambda_asgi import invoke_asgi
 from notewell.entrypoints.logs import configure_logging
 
+if TYPE_CHECKING:
+    from notewell.entrypoints.guard import RouteRate
+
 
 @functools.cache
-def _runtime() -> tuple[Services, Settings]:
-    # First invocation of a container: settings and the store's client, once.
+def _runtime() -> tuple[Services, Settings, dict[str, RouteRate]]:
+    # First invocation of a container: settings, the store's client and the request budgets, once. Each invocation
+    # builds a fresh app; the budgets outlive it. They bound one source hammering a warm container; API Gateway's
+    # throttling is the limit across containers.
     settings = Settings.from_env(os.environ)
     configure_logging(os.environ.get("LOG_LEVEL", "INFO"))
-    return bootstrap(settings), settings
+    return bootstrap(settings), settings, oauth_rates()
 
 
 def _serve(function: str, event: dict[str, Any], context: Any) -> dict[str, Any]:
-    services, settings = _runtime()
+    services, settings, rates = _runtime()
     app = build_oauth_app(
-        services, function, allowed_hosts=settings.allowed_hosts, allowed_origins=settings.allowed_origins
+        services,
+        function,
+        allowed_hosts=settings.allowed_hosts,
+        allowed_origins=settings.allowed_origins,
+        rates=rates,
     )
     return invoke_asgi(app, event, context)
 

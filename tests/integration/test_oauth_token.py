@@ -55,10 +55,10 @@ class Flow:
         answer = await self.http.post("/register", content=body, headers={"content-type": "application/json"})
         return str(answer.json()["client_id"])
 
-    async def code(self, client: str, key: str | None = None, **query: str) -> str:
+    async def code(self, client: str, key: str | None = None, omit: tuple[str, ...] = (), **query: str) -> str:
         params = {"response_type": "code", "client_id": client, "redirect_uri": REDIRECT, "state": "s",
                   "code_challenge": CHALLENGE, "code_challenge_method": "S256", **query}  # fmt: skip
-        page = await self.http.get("/authorize?" + urlencode(params))
+        page = await self.http.get("/authorize?" + urlencode({k: v for k, v in params.items() if k not in omit}))
         fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page.text))
         key = key or make_keys(self.services).full
         answer = await self.http.post("/authorize", data={**fields, "api_key": key, "decision": "approve"})
@@ -158,12 +158,20 @@ async def test_a_missing_unknown_foreign_or_expired_code_is_refused(flow: Flow, 
     assert error_of(await flow.redeem(client, late)) == "invalid_grant"
 
 
-async def test_a_redirect_uri_sent_must_be_byte_equal_and_may_be_omitted(flow: Flow) -> None:
+async def test_a_redirect_uri_sent_must_be_byte_equal(flow: Flow) -> None:
     client = await flow.client()
     assert error_of(await flow.redeem(client, await flow.code(client), redirect_uri=REDIRECT + "/")) == "invalid_grant"
-    code = await flow.code(client)
-    omitted = await flow.token(grant_type="authorization_code", code=code, client_id=client, code_verifier=VERIFIER)
-    assert tokens(omitted)
+
+
+async def test_a_redirect_uri_named_at_authorize_is_required_at_token_and_omitted_at_both_is_fine(flow: Flow) -> None:
+    client = await flow.client()
+    code = await flow.code(client)  # /authorize named redirect_uri: RFC 6749 §4.1.3 requires it again here
+    form = {"grant_type": "authorization_code", "client_id": client, "code_verifier": VERIFIER}
+    refused = await flow.token(**form, code=code)
+    assert error_of(refused) == "invalid_request" and "redirect_uri" in refused.json()["error_description"]
+    assert tokens(await flow.redeem(client, code))  # refused, not consumed: the corrected request succeeds
+    unnamed = await flow.code(client, omit=("redirect_uri",))  # defaulted to the one registered URI
+    assert tokens(await flow.token(**form, code=unnamed))
 
 
 @pytest.mark.parametrize("verifier", ["w" * 43, "v" * 42, "v" * 129, "v" * 42 + "+"])

@@ -133,6 +133,52 @@ def test_the_redirect_uris_real_clients_register_are_accepted(uri: str) -> None:
     assert oauth.redirect_uri_problem(uri) is None
 
 
+@pytest.mark.parametrize(
+    "uri",
+    ["https://evil.example\\.good.example/cb", "https://good.example/a\\b", "https://good.example/%2e%2e/cb",
+     "https://good.example/a/%2E./cb", "https://good.example/a/.%2e/cb", "https://good.example/%2e/cb",
+     "https:evil.example/cb", "https:/evil.example/cb", "https://0x7f.1/cb", "https://2130706433/cb",
+     "https://ex%61mple.com/cb", "https://a..b.example/cb", "https://[::1/cb"],
+    ids=["backslash_host", "backslash_path", "encoded_dot_dot", "mixed_dot_dot_upper", "mixed_dot_dot",
+         "encoded_dot", "no_slashes", "one_slash", "hex_ipv4", "integer_ipv4", "encoded_host", "empty_label",
+         "broken_ipv6"],
+)  # fmt: skip
+def test_a_redirect_uri_a_browser_would_read_differently_cannot_be_registered(uri: str) -> None:
+    assert oauth.redirect_uri_problem(uri) is not None
+    assert oauth.url_host(uri) is None
+
+
+@pytest.mark.parametrize(
+    ("uri", "host"),
+    [("https://bücher.example/cb", "xn--bcher-kva.example"), ("https://аpple.example/cb", "xn--pple-43d.example"),
+     ("https://Client.Example.com:8443/cb", "client.example.com:8443"), ("http://[::1]:3030/cb", "[::1]:3030"),
+     ("https://93.184.216.34/cb", "93.184.216.34")],
+)  # fmt: skip
+def test_the_host_a_browser_goes_to_is_shown_in_ascii_punycode(uri: str, host: str) -> None:
+    assert oauth.redirect_uri_problem(uri) is None
+    assert oauth.url_host(uri) == host
+
+
+def test_a_client_id_url_with_a_backslash_or_encoded_dot_segments_is_refused() -> None:
+    assert oauth.client_document_url_problem("https://evil.example\\.claude.ai/client.json") is not None
+    assert oauth.client_document_url_problem("https://claude.ai/a/%2e%2e/client.json") is not None
+    assert oauth.client_document_url_problem("https://claude.ai/oauth/client.json") is None
+
+
+@pytest.mark.parametrize("where", ["client_name", "redirect_uris", "key"])
+def test_a_lone_surrogate_anywhere_in_client_metadata_is_invalid_client_metadata(where: str) -> None:
+    document: dict[str, object] = {"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "Tool"}
+    if where == "client_name":
+        document["client_name"] = "Tool \ud800"
+    elif where == "redirect_uris":
+        document["redirect_uris"] = ["http://127.0.0.1/cb\udc00"]
+    else:
+        document["x\udfff"] = 1
+    with pytest.raises(oauth.OAuthError) as refused:
+        oauth.registration(document)
+    assert refused.value.error == "invalid_client_metadata" and "valid Unicode" in refused.value.description
+
+
 # ----- PKCE, resource, scopes ------------------------------------------------------------------------------------
 
 VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"  # RFC 7636 Appendix B

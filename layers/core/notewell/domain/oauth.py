@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import ipaddress
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from notewell.domain.errors import InvalidArgumentError
@@ -109,6 +111,94 @@ def redirect_matches(registered: str, requested: str) -> bool:
     return registered[mine.end() :] == requested[theirs.end() :]
 
 
+# ----- URLs as a browser reads them (WHATWG URL Standard) ------------------------------------------------------------
+
+# Where urllib and a browser disagree about an http(s) URL, refuse it: a backslash is a slash to a browser, so
+# `https://evil.example\.good.example/cb` goes to evil.example; `%2e` is a dot in a path segment; a host is
+# percent-decoded and IDNA-mapped; a host ending in a number is an IPv4 address in any base. Tabs and newlines,
+# which a browser silently drops, are refused by the callers' whitespace check.
+_FORBIDDEN_HOST = frozenset(" #%/:<>?@[\\]^|")  # WHATWG forbidden host code points; '%' since browsers decode it
+_DOT_SEGMENTS = (".", "..")
+
+
+@dataclass(frozen=True, slots=True)
+class BrowserUrl:
+    """An http(s) URL read the way a browser reads it; `host` is ASCII: punycode for a name (IDNA), brackets round
+    an IPv6 address."""
+
+    scheme: str
+    host: str
+    port: int | None
+    path: str
+
+    @property
+    def origin_host(self) -> str:
+        """The host with its port, as it names the site the browser will go to."""
+        return self.host + (f":{self.port}" if self.port is not None else "")
+
+
+class UntrustedUrlError(ValueError):
+    """Why a URL cannot be trusted to mean what it says (the message is a clause: callers add the subject)."""
+
+
+def browser_url(text: str) -> BrowserUrl:
+    """`text` as a browser parses it, or UntrustedUrlError where urllib and the WHATWG parser could disagree.
+
+    Raises:
+        UntrustedUrlError: backslashes, a missing '//', user information, a host that is not a clean name,
+            dotted-decimal IPv4 or bracketed IPv6, a bad port, or '.'/'..' path segments in any spelling (`%2e%2e`).
+    """
+    if "\\" in text:
+        raise UntrustedUrlError("has a backslash, which browsers read as '/'")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise UntrustedUrlError("is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not text[len(parts.scheme) :].startswith("://"):
+        raise UntrustedUrlError("must start with https:// (or http:// on a loopback host)")
+    if "@" in parts.netloc:
+        raise UntrustedUrlError("has user information")
+    raw_host = parts.netloc.rsplit(":", 1)[0] if not parts.netloc.endswith("]") else parts.netloc
+    if raw_host.startswith("["):
+        try:
+            host = f"[{ipaddress.IPv6Address(raw_host[1:-1]).compressed}]"
+        except ValueError:
+            raise UntrustedUrlError("has a malformed IPv6 host") from None
+    else:
+        host = _ascii_host(raw_host)
+    if any(segment.lower().replace("%2e", ".") in _DOT_SEGMENTS for segment in parts.path.split("/")):
+        raise UntrustedUrlError("has a '.' or '..' path segment (percent-encoded ones count)")
+    return BrowserUrl(parts.scheme, host, port, parts.path)
+
+
+def _ascii_host(raw: str) -> str:
+    if not raw or any(ch in _FORBIDDEN_HOST or ord(ch) < 0x21 or ord(ch) == 0x7F for ch in raw):
+        raise UntrustedUrlError("has an empty host or one with characters a browser would change")
+    try:
+        host = raw.encode("idna").decode("ascii").lower()  # stdlib IDNA 2003; browsers map by UTS 46, close enough
+    except UnicodeError:
+        raise UntrustedUrlError("has a host name that is not a valid internationalised name") from None
+    last = host.rstrip(".").rsplit(".", 1)[-1]
+    if last.isdigit() or re.fullmatch(r"0x[0-9a-f]*", last):  # WHATWG "ends in a number": an IPv4 address
+        try:
+            if str(ipaddress.IPv4Address(host)) == host:
+                return host
+        except ValueError:
+            pass
+        raise UntrustedUrlError("has a numeric host not written as four decimal numbers (a browser reads it otherwise)")
+    return host
+
+
+def url_host(text: str) -> str | None:
+    """The ASCII host (punycode, with port) a browser would go to for `text`, or None when it is not a URL one
+    can trust to be read the same way."""
+    try:
+        return browser_url(text).origin_host
+    except UntrustedUrlError:
+        return None
+
+
 # Private-use callbacks (RFC 8252 §7.1) of native clients in wide use, accepted by exact string only: Cursor's
 # registration sends this beside its https and loopback callbacks, and refusing one URI refuses the client. The
 # code it receives is bound to the client's PKCE verifier, as a loopback one is (pinned; other schemes stay out).
@@ -125,20 +215,15 @@ def redirect_uri_problem(uri: str) -> str | None:
         return "a redirect URI must be a non-empty string of at most 2,000 characters"
     if any(ch.isspace() or ord(ch) < 0x20 for ch in uri):
         return f"{uri[:80]!r} contains whitespace or control characters"
-    try:
-        parts = urlsplit(uri)
-        parts.port  # noqa: B018 - a bad port raises here
-    except ValueError:
-        return f"{uri[:80]!r} is not a valid URL"
-    if parts.fragment or "#" in uri:
+    if "#" in uri:
         return f"{uri[:80]!r} has a fragment; redirect URIs may not"
-    if parts.username is not None or "@" in parts.netloc:
-        return f"{uri[:80]!r} has user information; redirect URIs may not"
-    if any(segment in (".", "..") for segment in parts.path.split("/")):
-        return f"{uri[:80]!r} has a '.' or '..' path segment"
+    try:
+        parts = browser_url(uri)  # as the browser that follows the redirect will read it
+    except UntrustedUrlError as exc:
+        return f"{uri[:80]!r} {exc}"
     if "*" in uri:
         return f"{uri[:80]!r} has a wildcard; register each redirect URI exactly"
-    if parts.scheme == "https" and parts.hostname:
+    if parts.scheme == "https":
         return None
     if parts.scheme == "http" and LOOPBACK.match(uri):
         return None
@@ -216,6 +301,16 @@ MAX_CLIENT_NAME_CHARS = 200
 GRANT_TYPES = ("authorization_code", "refresh_token")
 
 
+def _has_lone_surrogate(value: object) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
+
+
 def _metadata_error(description: str) -> OAuthError:
     return OAuthError(400, "invalid_client_metadata", description)
 
@@ -232,6 +327,8 @@ def registration(document: object) -> dict[str, object]:
     """
     if not isinstance(document, dict) or not document:
         raise OAuthError(400, "invalid_request", "Send the client metadata as a non-empty JSON object.")
+    if _has_lone_surrogate(document):  # JSON's \ud800 escapes decode to text no store, page or JSON encoder takes
+        raise _metadata_error("The metadata holds a lone surrogate escape (such as \\ud800); send valid Unicode text.")
     uris = document.get("redirect_uris")
     if not isinstance(uris, list) or not uris:
         raise OAuthError(400, "invalid_redirect_uri", "redirect_uris is required: a list of at least one URI.")
@@ -281,19 +378,18 @@ def client_document_url_problem(url: str) -> str | None:
     fragment, user information or dot segments (§3)."""
     if len(url) > 2_000:
         return "the client_id URL is too long"
+    if "#" in url or "@" in url.partition("?")[0]:
+        return "a client_id URL may not have a fragment or user information"
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in url):
+        return "a client_id URL may not contain whitespace or control characters"
     try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - a bad port raises here
-    except ValueError:
-        return "the client_id is not a valid URL"
-    if parts.scheme != "https" or not parts.hostname:
+        parts = browser_url(url)  # the URL fetched and the host shown must be the ones a browser would see
+    except UntrustedUrlError as exc:
+        return f"the client_id URL {exc}"
+    if parts.scheme != "https":
         return "a client_id URL must be https with a host"
     if parts.path in ("", "/"):
         return "a client_id URL must have a path"
-    if parts.fragment or "#" in url or parts.username is not None or "@" in parts.netloc:
-        return "a client_id URL may not have a fragment or user information"
-    if any(segment in (".", "..") for segment in parts.path.split("/")):
-        return "a client_id URL may not have '.' or '..' segments"
     return None
 
 

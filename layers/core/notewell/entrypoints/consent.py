@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import unicodedata
 from html import escape
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -60,27 +61,46 @@ def _page(title: str, body: str) -> str:
     )
 
 
+# Characters that change how the text around them reads, or do not show at all: bidi overrides (U+202E), zero
+# widths (U+200B), controls (NUL), separators, surrogates, private-use and unassigned code points. A client names
+# itself, so each is shown as its code point instead of doing its trick.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def shown(text: str) -> str:
+    """`text` HTML-escaped, every invisible or reordering character written as its code point (`<U+202E>`)."""
+    return "".join(
+        f'<span class="cp">&lt;U+{ord(ch):04X}&gt;</span>'
+        if unicodedata.category(ch) in _HIDDEN_CATEGORIES or (unicodedata.category(ch) == "Zs" and ch != " ")
+        else escape(ch)
+        for ch in text
+    )
+
+
 def _uri_with_host_marked(uri: str) -> str:
-    parts = urlsplit(uri)
-    host = parts.netloc
-    if not host:
-        return f"<code>{escape(uri)}</code>"
-    start = uri.find(host)
-    return f"<code>{escape(uri[:start])}<mark>{escape(host)}</mark>{escape(uri[start + len(host) :])}</code>"
+    """The URI with the host a browser will go to marked, in ASCII (punycode): a look-alike Unicode name shows as
+    the xn-- name it is."""
+    netloc = urlsplit(uri).netloc
+    host = netloc if uri in oauth.KNOWN_NATIVE_CALLBACKS else oauth.url_host(uri)
+    start = uri.find(netloc) if netloc else -1
+    if host is None or start < 0:
+        return f"<code>{shown(uri)}</code>"
+    return f"<code>{shown(uri[:start])}<mark>{escape(host)}</mark>{shown(uri[start + len(netloc) :])}</code>"
 
 
 def consent_page(consent: Consent) -> str:
-    name = escape(consent.client_name) if consent.client_name else f"a client ({escape(consent.client_id)})"
+    name = shown(consent.client_name) if consent.client_name else f"a client ({shown(consent.client_id)})"
     scopes = "".join(f"<li>{escape(SCOPE_WORDS.get(s, s))}</li>" for s in consent.scopes)
     where = _uri_with_host_marked(consent.redirect_uri)
     if consent.loopback:
         where += '<p class="note">This address is on your own computer: only allow it if you just started '
         where += "this sign-in from an app you trust.</p>"
-    if consent.document_host:
-        where += f'<p class="note">Its details come from <strong>{escape(consent.document_host)}</strong>.</p>'
+    document_host = oauth.url_host(consent.client_id) if consent.document_host else None  # punycode, as fetched
+    if document_host:
+        where += f'<p class="note">Its details come from <strong>{escape(document_host)}</strong>.</p>'
         if consent.loopback_only:
             where += '<p class="note" role="note">It can only answer to your own computer, so any program there '
-            where += f"could claim to be it: allow only if you started this from {escape(consent.document_host)}"
+            where += f"could claim to be it: allow only if you started this from {escape(document_host)}"
             where += "'s app.</p>"
     problem = f'<p role="alert" id="problem">{escape(consent.problem)} ' if consent.problem else ""
     if consent.problem:
@@ -110,6 +130,6 @@ def error_page(message: str, *, return_to: str | None = None) -> str:
     """A refusal the person reads; with `return_to`, a link back to the client carrying its error answer."""
     link = ""
     if return_to is not None:
-        host = urlsplit(return_to).netloc or return_to
-        link = f'<p><a href="{escape(return_to)}">Return to {escape(host)}</a></p>'
-    return _page("Sign-in cannot continue", f"<h1>Sign-in cannot continue</h1><p>{escape(message)}</p>{link}")
+        host = oauth.url_host(return_to) or return_to
+        link = f'<p><a href="{escape(return_to)}">Return to {shown(host)}</a></p>'
+    return _page("Sign-in cannot continue", f"<h1>Sign-in cannot continue</h1><p>{shown(message)}</p>{link}")

@@ -20,12 +20,12 @@ from notewell.domain import oauth
 from notewell.domain.errors import UnavailableError
 from notewell.domain.oauth import OAuthError
 from notewell.entrypoints import consent
-from notewell.entrypoints.guard import HostGuard
+from notewell.entrypoints.guard import BodyLimit, HostGuard, RateLimit, RouteRate, SourceBuckets
 from notewell.entrypoints.mcp_tools import CURRENT_PRINCIPAL, CURRENT_REQUEST_ID
 from notewell.services.oauth import ACCESS_PREFIX, AuthorizationPageError, Consent, Redirect
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from mcp.server import MCPServer
     from starlette.requests import Request
@@ -40,6 +40,41 @@ logger = logging.getLogger("notewell.http")
 # The SDK's own Host/Origin check answers only on /mcp, in plain text, and after authentication; HostGuard below
 # checks every path first. The SDK still checks the Content-Type of a POST.
 SDK_SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+KIB = 1024
+# The largest body each route reads, enforced while it arrives (guard.BodyLimit answers 413 at once). OAuth forms
+# and registration metadata are small; /mcp is the SDK's own limit, here before the bearer check reads a body.
+BODY_LIMITS = {
+    "/register": 16 * KIB,
+    "/token": 16 * KIB,
+    "/authorize": 16 * KIB,
+    "/mcp": 4 * KIB * KIB,
+    "/console": 2 * KIB * KIB,  # a note edit at the largest plan's size, form-encoded
+}
+OTHER_BODY_LIMIT = 64 * KIB  # nothing else reads a body
+
+
+def oauth_rates() -> dict[str, RouteRate]:
+    """Fresh request budgets for the routes that write state for strangers: registration (each kept a day unless
+    used) and consent requests (each kept 10 minutes). Keep the result as long as the process lives."""
+    return {
+        # A person registers a client now and then; 20 at once, then one per 3 minutes, from one address. Overall
+        # 100 an hour bounds what many addresses together leave behind.
+        "/register": RouteRate(SourceBuckets(20, 20 / 3600), overall=SourceBuckets(100, 100 / 3600)),
+        # A sign-in is a GET and a POST or two; a few agents signing in at once from one machine stay well inside.
+        "/authorize": RouteRate(SourceBuckets(60, 1)),
+    }
+
+
+def _guards(
+    allowed_hosts: Sequence[str], allowed_origins: Sequence[str], rates: Mapping[str, RouteRate]
+) -> list[Middleware]:
+    """Outermost first: the host, then the request budget, then the body size; none reads the body."""
+    return [
+        Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins),
+        Middleware(RateLimit, routes=rates),
+        Middleware(BodyLimit, limits=BODY_LIMITS, default=OTHER_BODY_LIMIT),
+    ]
 
 
 class BearerAuthMiddleware:
@@ -251,8 +286,10 @@ def oauth_routes(oauth_service: OAuthService) -> list[Route]:
             return page(consent.error_page("Notewell is busy; try again in a moment."), 503)
 
     async def token(request: Request) -> Response:
-        pairs = [(key, str(value)) for key, value in (await request.form()).multi_items()]
         content_type = request.headers.get("content-type")
+        # Only a urlencoded form is parsed: anything else (multipart spools files) is refused by the service unread.
+        urlencoded = (content_type or "").split(";")[0].strip().lower() == "application/x-www-form-urlencoded"
+        pairs = [(key, str(value)) for key, value in (await request.form()).multi_items()] if urlencoded else []
         basic = request.headers.get("authorization", "")[:6].lower() == "basic "
         return await _oauth_answer(lambda: oauth_service.token(pairs, content_type, basic), 200)
 
@@ -317,9 +354,15 @@ OAUTH_FUNCTIONS: dict[str, tuple[str, ...]] = {
 
 
 def build_oauth_app(
-    services: Services, function: str, *, allowed_hosts: Sequence[str], allowed_origins: Sequence[str] = ()
+    services: Services,
+    function: str,
+    *,
+    allowed_hosts: Sequence[str],
+    allowed_origins: Sequence[str] = (),
+    rates: Mapping[str, RouteRate] | None = None,
 ) -> Starlette:
-    """One part of the authorization server as its own app, for the Lambda function that serves it alone."""
+    """One part of the authorization server as its own app, for the Lambda function that serves it alone. Pass
+    `rates` kept for the container (oauth_rates()): an app lives one invocation, its own budgets with it."""
     if services.oauth is None:
         raise ConfigError("The OAuth functions need NOTEWELL_ISSUER (the stack's https URL).")
     paths = OAUTH_FUNCTIONS[function]
@@ -331,7 +374,8 @@ def build_oauth_app(
         ]
         if route.path in paths
     ]
-    return Starlette(routes=routes, middleware=[Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins)])
+    middleware = _guards(allowed_hosts, allowed_origins, oauth_rates() if rates is None else rates)
+    return Starlette(routes=routes, middleware=middleware)
 
 
 def build_app(
@@ -341,9 +385,11 @@ def build_app(
     allowed_hosts: Sequence[str],
     allowed_origins: Sequence[str] = (),
     console: bool = False,
+    rates: Mapping[str, RouteRate] | None = None,
 ) -> Starlette:
     """A fresh Starlette app around `server`. Cheap: Lambda builds one per invocation (see lambda_asgi.py). With
-    `console`, the web console too (`notewell serve`; on AWS it has a function of its own)."""
+    `console`, the web console too (`notewell serve`; on AWS it has a function of its own). `rates`: as for
+    build_oauth_app; by default the app's own, which is what `serve` (one app per process) wants."""
     issuer = services.oauth.issuer if services.oauth is not None else None
     console_routes = []
     if console:  # imported here: the MCP function never serves the console, and starts without loading it
@@ -377,6 +423,6 @@ def build_app(
             ),
         ],
         lifespan=lifespan,
-        middleware=[Middleware(HostGuard, hosts=allowed_hosts, origins=allowed_origins)],
+        middleware=_guards(allowed_hosts, allowed_origins, oauth_rates() if rates is None else rates),
     )
     return app

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from notewell.services.auth import AuthService
 
 CLIENT_IDLE = timedelta(days=30)  # a client unused this long is forgotten (pinned): it registers again
+FETCHES_AT_ONCE = 4  # client metadata documents fetched at the same time, per process; more are refused
+DOCUMENT_FAILURE_MEMORY = timedelta(seconds=60)  # a failed document is not fetched again this soon
+DOCUMENT_CACHE_ENTRIES = 1_000
 
 
 class OAuthService:
@@ -44,8 +47,11 @@ class OAuthService:
         self._records = records
         self._auth = auth
         self._documents = documents  # None: no client metadata documents, registration only
-        self._fetched: dict[str, tuple[dict[str, object], datetime]] = {}  # URL -> (client, until); never failures
+        # URL -> (the client, or why its document failed, until when): failures briefly, so a slow or broken host
+        # is not fetched again for every request that names it.
+        self._fetched: dict[str, tuple[dict[str, object] | str, datetime]] = {}
         self._fetched_lock = threading.Lock()
+        self._fetching = threading.BoundedSemaphore(FETCHES_AT_ONCE)
         self.issuer = issuer
 
     @property
@@ -73,13 +79,18 @@ class OAuthService:
             raise OAuthError(
                 400, "invalid_request", "The body is not JSON; send the client metadata as an object."
             ) from None
+        except RecursionError:  # nested past the parser's depth; a 16 KiB body reaches it with brackets alone
+            raise OAuthError(
+                400, "invalid_request", "The metadata is nested too deeply; send a flat JSON object."
+            ) from None
         metadata = oauth.registration(document)
         now = self._deps.clock.now()
         client_id = self._deps.ids.new_id("client")
         record = AuthRecord(
             pk=f"CLIENT#{client_id}", sk="CLIENT", status="active",
             fields={**metadata, "created_at": rules.format_ts(now)},
-            expires_at=rules.format_ts(now + CLIENT_IDLE),
+            # Its first tokens renew it to CLIENT_IDLE (_keep_client); never used, it is gone in a day.
+            expires_at=rules.format_ts(now + UNUSED_CLIENT_TTL),
         )  # fmt: skip
         if self._records.write_records([RecordWrite(record)]) is not None:  # a fresh id never exists
             raise OAuthError(503, "temporarily_unavailable", "Registration did not take; send it again.")
@@ -275,6 +286,8 @@ class OAuthService:
             raise _invalid_grant("The code was issued to another client.")
         if "redirect_uri" in params and params["redirect_uri"] != bound["redirect_uri"]:
             raise _invalid_grant("redirect_uri differs from the one the code was issued for.")
+        if "redirect_uri" not in params and bound.get("redirect_uri_sent"):  # RFC 6749 §4.1.3: then it is required
+            raise OAuthError(400, "invalid_request", "redirect_uri is required: send the one the code was issued for.")
         verifier = params.get("code_verifier")
         if not verifier:
             raise OAuthError(400, "invalid_request", "code_verifier is required (PKCE).")
@@ -444,19 +457,39 @@ class OAuthService:
         with self._fetched_lock:
             cached = self._fetched.get(url)
         if cached is not None and cached[1] > now:
+            if isinstance(cached[0], str):
+                raise AuthorizationPageError(400, cached[0])
             return cached[0]
+        # Never wait for a fetch slot: a queue of slow hosts would hold the worker threads /mcp needs too.
+        if not self._fetching.acquire(blocking=False):
+            raise AuthorizationPageError(503, "Too many client documents are being fetched; try again in a minute.")
         try:
             fetched = self._documents.fetch(url)
             client = oauth.client_document(url, json.loads(fetched.body))
-        except ClientDocumentError as exc:
-            raise AuthorizationPageError(400, f"The client's metadata document could not be used: {exc}.") from exc
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise AuthorizationPageError(400, "The client's metadata document is not JSON.") from exc
-        except OAuthError as exc:
-            raise AuthorizationPageError(400, exc.description) from exc
-        with self._fetched_lock:
-            self._fetched[url] = (client, now + timedelta(seconds=oauth.cache_seconds(fetched.max_age)))
+        except (ClientDocumentError, ValueError, RecursionError, OAuthError) as exc:
+            if isinstance(exc, ClientDocumentError):
+                message = f"The client's metadata document could not be used: {exc}."
+            elif isinstance(exc, OAuthError):
+                message = exc.description
+            else:  # UnicodeDecodeError is a ValueError; RecursionError: JSON nested past the parser's depth
+                message = "The client's metadata document is not JSON."
+            self._remember_document(url, message, now + DOCUMENT_FAILURE_MEMORY)
+            raise AuthorizationPageError(400, message) from exc
+        finally:
+            self._fetching.release()
+        self._remember_document(url, client, now + timedelta(seconds=oauth.cache_seconds(fetched.max_age)))
         return client
+
+    def _remember_document(self, url: str, outcome: dict[str, object] | str, until: datetime) -> None:
+        with self._fetched_lock:
+            if len(self._fetched) >= DOCUMENT_CACHE_ENTRIES:  # bounded: each entry is a URL a stranger picked
+                now = self._deps.clock.now()
+                for stale in [key for key, (_, expiry) in self._fetched.items() if expiry <= now]:
+                    del self._fetched[stale]
+                while len(self._fetched) >= DOCUMENT_CACHE_ENTRIES:
+                    del self._fetched[next(iter(self._fetched))]  # the oldest
+            self._fetched.pop(url, None)
+            self._fetched[url] = (outcome, until)
 
 
 # ----- authorization: the consent page ------------------------------------------------------------------------------
@@ -658,3 +691,10 @@ class Grants:
             [RecordWrite(AuthRecord(listing.pk, listing.sk, "revoked", listing.fields, listing.expires_at), ANY)]
         )
         return next(view for view in self.list(workspace_id) if view.id == grant_id)
+
+
+# ----- limits on what strangers leave behind -------------------------------------------------------------------------
+
+# A registration nobody signs in with is kept a day, not CLIENT_IDLE: with the per-source and overall request budgets
+# on /register (entrypoints/http.py oauth_rates), that bounds how many unused clients the store holds.
+UNUSED_CLIENT_TTL = timedelta(days=1)
