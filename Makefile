@@ -70,6 +70,11 @@ LOAD_SECONDS ?= 20
 load: $(STAMP)
 	$(BIN)/python -m tests.bench.load --clients $(LOAD_CLIENTS) --seconds $(LOAD_SECONDS)
 
+# 20 clients while 40 browsers ask for slow-hosted clients' consent pages (tests/bench/load.py --slow-documents).
+.PHONY: load-slow-documents
+load-slow-documents: $(STAMP)
+	$(BIN)/python -m tests.bench.load --clients 20 --seconds 20 --slow-documents 40
+
 # The schema-driven fuzz test at length (make test runs a bounded version): prints calls made and what it found.
 fuzz: $(STAMP)
 	$(BIN)/python -m tests.bench.fuzz
