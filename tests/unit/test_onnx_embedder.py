@@ -101,3 +101,36 @@ def test_long_notes_reach_the_model_a_few_at_a_time_so_a_backlog_does_not_balloo
     assert all(rows * width <= TOKENS_PER_CALL for rows, width in recording.shapes)
     assert vectors[1] == pytest.approx(model.embed([short_notes[0]])[0], abs=1e-4)  # each text keeps its place
     assert vectors[0] == pytest.approx(model.embed([long_notes[0]])[0], abs=1e-4)
+
+
+def test_the_model_is_prepared_once_into_the_cache_and_gives_the_same_vectors(
+    tmp_path: Path, model: MiniLmEmbedder
+) -> None:
+    # The prepared graph keeps its weights in a file beside it (mapped, not copied onto the heap): what keeps a
+    # serving process's memory down. It must change nothing a user sees.
+    texts = ["Retries are capped at 5.", "Deploys go through the SAM pipeline. " * 30]
+    tokenizer = Path(model._tokenizer_path)
+    prepared = MiniLmEmbedder(model._model_path, tokenizer, model._expected_sha256, cache_dir=tmp_path)
+
+    vectors = prepared.embed(texts)
+
+    [entry] = [path for path in tmp_path.iterdir() if not path.name.startswith(".")]
+    assert sorted(p.name for p in entry.iterdir()) == ["model.onnx", "weights.bin"]
+    assert (entry / "weights.bin").stat().st_size > 50_000_000  # the folded float weights live in the file
+    assert not list(tmp_path.glob(".preparing-*")), "no half-prepared directory is left behind"
+    for mine, packaged in zip(vectors, model.embed(texts), strict=True):
+        assert mine == pytest.approx(packaged, abs=1e-4)
+    again = MiniLmEmbedder(model._model_path, Path(model._tokenizer_path), model._expected_sha256, cache_dir=tmp_path)
+    before = (entry / "model.onnx").stat().st_mtime_ns
+    assert again.embed(texts[:1])[0] == pytest.approx(vectors[0], abs=1e-6)
+    assert (entry / "model.onnx").stat().st_mtime_ns == before, "a second process reuses the prepared model"
+
+
+def test_a_cache_that_cannot_be_written_falls_back_to_the_packaged_model(tmp_path: Path, model: MiniLmEmbedder) -> None:
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache should be")
+    embedder = MiniLmEmbedder(model._model_path, Path(model._tokenizer_path), model._expected_sha256, cache_dir=blocked)
+
+    [vector] = embedder.embed(["Invoices are stored in cents."])
+
+    assert vector == pytest.approx(model.embed(["Invoices are stored in cents."])[0], abs=1e-6)

@@ -24,6 +24,7 @@ from notewell.services.workspace import WorkspaceService
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from notewell.adapters.opensearch import SignedHttp
     from notewell.ports import (
@@ -288,18 +289,18 @@ def _embedder_for(settings: Settings, *, patient: bool = False) -> Embedder | No
 
         return HashEmbedder()
     if settings.embedder == "local":
-        return _local_embedder()
+        return _local_embedder(settings.model_cache)
     return None
 
 
 _local: list[Embedder | None] = []  # one model per process, however many times the app is composed
 
 
-def _local_embedder() -> Embedder | None:
+def _local_embedder(cache: Path | None) -> Embedder | None:
     if not _local:
         from notewell.adapters.onnx_embedder import load_local_embedder
 
-        _local.append(load_local_embedder())
+        _local.append(load_local_embedder(cache))
     return _local[0]
 
 

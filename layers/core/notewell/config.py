@@ -24,6 +24,12 @@ def default_data_dir(environ: Mapping[str, str]) -> Path:
     return Path(home).expanduser() if home else Path.home() / ".notewell"
 
 
+def default_model_cache(environ: Mapping[str, str]) -> Path:
+    """Per user and machine, where other tools keep model caches: $XDG_CACHE_HOME/notewell or ~/.cache/notewell."""
+    base = environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base).expanduser() if base else Path.home() / ".cache") / "notewell"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     backend: Backend = "sqlite"
@@ -38,6 +44,7 @@ class Settings:
     # local: the model packaged with Notewell (the default from the environment on SQLite); none: keywords only
     # (DynamoDB's default until its search index); hash: a deterministic stand-in that knows words, not meaning.
     embedder: EmbedderChoice = "none"
+    model_cache: Path | None = None  # the local model, prepared once per machine (adapters/onnx_embedder.py)
     # The OAuth issuer (https://host, or http on loopback): set, /mcp's 401 points clients at the discovery
     # documents served under it. One fixed string, never derived from a request's Host header.
     issuer: str | None = None
@@ -73,6 +80,7 @@ class Settings:
             cursor_secret=environ.get("NOTEWELL_CURSOR_SECRET") or None,
             feed_horizon_seconds=_float(environ, "NOTEWELL_FEED_HORIZON_SECONDS"),
             embedder=_embedder(environ, "none" if backend == "dynamodb" else "local"),
+            model_cache=default_model_cache(environ),
             issuer=_issuer(environ.get("NOTEWELL_ISSUER")),
             search_endpoint=_endpoint(environ.get("NOTEWELL_SEARCH_ENDPOINT")),
             embed_model=environ.get("NOTEWELL_EMBED_MODEL", "").strip() or "amazon.titan-embed-text-v2:0",
