@@ -564,6 +564,9 @@ class SqliteStore:
             raise ValueError("SqliteStore needs a database file; each thread opens its own connection.")
         self._local = threading.local()
         self._lock = threading.Lock()
+        # Writers of this process queue here and wake the moment the one before commits; left to SQLite's busy
+        # handler they poll the file lock with sleeps of up to 100 ms, which became the tail of every write.
+        self._writer = threading.Lock()
         self._slots: weakref.WeakSet[_ThreadConnection] = weakref.WeakSet()
         self._closed = False
         try:
@@ -630,14 +633,19 @@ class SqliteStore:
         """One write transaction, rolled back on any error; a busy database becomes UnavailableError."""
         try:
             connection = self.connection()
-            connection.execute("BEGIN IMMEDIATE")
+            if not self._writer.acquire(timeout=BUSY_TIMEOUT_SECONDS):
+                raise UnavailableError("The local database is busy; retry in a moment.")
             try:
-                yield connection
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    yield connection
+                    connection.execute("COMMIT")
+                except BaseException:
+                    if connection.in_transaction:
+                        connection.execute("ROLLBACK")
+                    raise
+            finally:
+                self._writer.release()
         except sqlite3.OperationalError as exc:
             if _is_busy(exc):
                 raise UnavailableError("The local database is busy; retry in a moment.") from exc
