@@ -47,11 +47,6 @@ _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s?(%|[a-zµ]+)?$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[_.:]|\d|[a-z][A-Z]")  # snake_case, dotted, with digits, camelCase
 _OPENERS = frozenset('.:!?|*#([-"')
 _SLASHED_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*(?:/[^\W\d_]+(?:-[^\W\d_]+)*)+")  # "read/write", "feature/login"
-# After these a state word is a state ("the flag is on", "stays off", "was switched on").
-_BE = frozenset(
-    {"is", "are", "was", "were", "be", "been", "being", "am", "stays", "stay", "remains", "remain", "now", "still",
-     "currently", "turned", "switched", "set", "gets", "got", "become", "became"}
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +100,6 @@ def _period(match: re.Match[str]) -> str:
 
 _SHORT_FORM = re.compile(r"(?<=\w)'(re|ve|ll|d|m|s)\b", re.IGNORECASE)
 _SHORT_FORMS = {"re": " are", "ve": " have", "ll": " will", "d": " would", "m": " am", "s": ""}  # 's: is or whose
-_NOT_A_NUMBER_AFTER = frozenset({"the", "this", "that", "which", "each", "every", "any", "no", "new", "old", "only"})
 
 
 @functools.cache
@@ -119,7 +113,7 @@ def _spelled() -> re.Pattern[str]:
 def _digits(match: re.Match[str]) -> str:
     before, spelled = match[1] or "", match[2]
     parts = [p for p in re.split(r"[\s-]+", spelled.casefold()) if p != "and"]
-    if parts == ["one"] and before.strip().casefold() in _NOT_A_NUMBER_AFTER:
+    if parts == ["one"] and before.strip().casefold() in vocabulary().not_a_number_after:
         return match[0]  # "the old one": a pronoun
     values = vocabulary().number_words
     total = current = 0.0
@@ -175,7 +169,7 @@ def tokens_of(sentence: str) -> Sentence:
         # "the flag is on", "is on in staging"; not "we are on Rails 7.1", "is on port 8080"
         state = (
             at > 0
-            and lowers[at - 1] in _BE
+            and lowers[at - 1] in vocab.state_verbs
             and (not following or following in vocab.function_words or following in ",;")
         )
         start = at

@@ -24,6 +24,8 @@ class Vocabulary:
     phrases: dict[tuple[str, ...], str]  # a status or quantifier of several words -> its value key
     values: dict[str, str]  # a single word -> its value key ("status:toggle:off", "env:production", "q:all")
     after_be: frozenset[str]  # status words that are states only right after a form of "be"
+    state_verbs: frozenset[str]  # the forms of "be" and of setting after which a state word is a state
+    not_a_number_after: frozenset[str]  # after these, "one" is a pronoun ("the old one")
     opposites: dict[str, frozenset[str]]  # stem -> stems of its opposites
     direction_words: frozenset[str]  # words whose two sides are not interchangeable ("instead", "over", "calls")
     names: dict[str, str]  # a tool, service or vendor name -> its canonical spelling
@@ -88,6 +90,8 @@ def vocabulary() -> Vocabulary:
         phrases=phrases,
         values=values,
         after_be=frozenset(statuses["after_be"]),
+        state_verbs=frozenset(statuses["state_verbs"]),
+        not_a_number_after=frozenset(units["not_a_number_after"]),
         opposites={word: frozenset(others) for word, others in opposites.items()},
         direction_words=frozenset(data["direction_words"]),
         names={**{n: n for n in names["names"]}, **names["aliases"]},
