@@ -20,7 +20,7 @@ from pathlib import Path
 
 from notewell.config import EmbedderChoice
 from notewell.services.memory import RememberRequest
-from tests.quality.harness import DEFAULT_DATA, fresh_services, percent, read_jsonl
+from tests.quality.harness import DEFAULT_DATA, EMBEDDERS, fresh_services, percent, read_jsonl
 
 STATUSES = ("created", "duplicate", "updated", "conflict")
 
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--split", choices=["tune", "report"], default="report")
-    parser.add_argument("--embedder", choices=["local", "none", "hash"], default="local")
+    parser.add_argument("--embedder", choices=[*EMBEDDERS, "none"], default="local")
     parser.add_argument("--sets", default="", help="Comma-separated set names (default: all).")
     parser.add_argument("--limit", type=int, default=None, help="At most this many pairs per set.")
     parser.add_argument("--json", type=Path, default=None, help="Also write the counts as JSON here.")

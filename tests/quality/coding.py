@@ -1,6 +1,6 @@
 """remember on labelled pairs of coding-agent notes: what happens to the second note of each pair.
 
-    python -m tests.quality.coding [--split tune|report] [--embedder local|none] [--json out.json] [--show]
+    python -m tests.quality.coding [--split tune|report] [--embedder local|hash|bedrock|none] [--json out.json] [--show]
 
 The pairs are tests/quality/coding_pairs.jsonl (written by hand from real project situations; see the README beside
 this file). A pair is `tune` or `report` by a hash of its id. Each pair gets its own project: remember(a), then
@@ -25,7 +25,7 @@ from typing import Any
 
 from notewell.config import EmbedderChoice
 from notewell.services.memory import RememberRequest
-from tests.quality.harness import fresh_services, percent
+from tests.quality.harness import EMBEDDERS, fresh_services, percent
 
 PAIRS = Path(__file__).with_name("coding_pairs.jsonl")
 OUTCOMES = ("duplicate", "updated", "conflict", "reviewed", "created")
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=["tune", "report", "all"], default="tune")
     parser.add_argument("--pairs", type=Path, default=PAIRS, help="Another file of pairs (with --split all).")
-    parser.add_argument("--embedder", choices=["local", "none"], default="local")
+    parser.add_argument("--embedder", choices=[*EMBEDDERS, "none"], default="local")
     parser.add_argument("--json", type=Path, default=None, help="Also write the counts as JSON here.")
     parser.add_argument("--show", action="store_true", help="Print the pairs whose outcome misses (tune only).")
     args = parser.parse_args(argv)

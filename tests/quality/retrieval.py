@@ -1,7 +1,8 @@
 """search_notes on public human-judged retrieval sets: recall@10 of full-text against hybrid.
 
     python -m tests.quality.retrieval [--data /work/data/quality] [--split report|tune] [--limit 100]
-                                      [--weights 0.85] [--entity-weights 0.2] [--json out.json]
+                                      [--embedder local|hash|bedrock] [--weights 0.85,rank] [--entity-weights 0.2]
+                                      [--json out.json]
 
 Conversational memory: MADial-Bench's memory archive (160 dated events of several people's lives) is one project;
 each query is a dialogue up to the turn where the assistant should bring memories up, and its relevant notes are
@@ -13,7 +14,10 @@ Reported also for the reworded STS queries (the two sentences share less than ha
 Each query is asked with search_notes (limit 10), once by keywords (`fulltext`) and once with semantic: true
 (`hybrid`, for each vector weight given); recall@10 is the share of its relevant notes in the top 10, averaged.
 Tune the weights on `tune` (STS 2012-2014, half the dialogues), report on `report` (STS 2015-2016, the other half):
-a mode `hybrid@V/E` has vector weight V and entity weight E (domain/hybrid.py).
+a mode `hybrid@V/E` has vector weight V and entity weight E, `rank` fuses the legs by rank, as for a model whose
+weights were never tuned (domain/hybrid.py). The weights tried are put in the embedding model's entry of the table
+(domain/calibration.py) for the run, so a model is tuned once its admission thresholds are there
+(tests/quality/calibrate.py); the best pair on `tune` goes into its entry as `hybrid=HybridWeights(...)`.
 """
 
 from __future__ import annotations
@@ -22,12 +26,17 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from notewell.domain import hybrid
+from notewell.config import EmbedderChoice
+from notewell.domain import calibration
+from notewell.domain.calibration import HybridWeights
 from notewell.domain.model import NoteType
-from tests.quality.harness import DEFAULT_DATA, fresh_services, read_jsonl
+from tests.quality.harness import DEFAULT_DATA, EMBEDDERS, fresh_services, read_jsonl
 
 K = 10
 TITLE_WORDS = 8
@@ -40,12 +49,35 @@ def title_of(text: str) -> str:
     return " ".join(words[:TITLE_WORDS]) + (" …" if len(words) > TITLE_WORDS else "")
 
 
+@contextmanager
+def weighing(model_id: str, weights: HybridWeights | None) -> Iterator[None]:
+    """Search with `weights` for the model (None: by rank) while inside, through its entry of the table."""
+    table = calibration.CALIBRATIONS
+    entry = table.get(model_id)
+    if entry is None and weights is not None:
+        raise SystemExit(f"{model_id} has no entry yet: calibrate it first (python -m tests.quality.calibrate).")
+    calibration.CALIBRATIONS = {**table, model_id: replace(entry, hybrid=weights)} if entry is not None else table
+    try:
+        yield
+    finally:
+        calibration.CALIBRATIONS = table
+
+
+def mode_weights(mode: str) -> HybridWeights | None:
+    """`hybrid@V/E` -> its weights; `rank` -> None."""
+    if mode == "rank":
+        return None
+    vector, entity = mode.split("@")[1].split("/")
+    return HybridWeights(vector=float(vector), entity=float(entity))
+
+
 def run(
-    data: Path, split: str, limit: int | None, weights: list[float], only: set[str] | None = None,
-    entity_weights: tuple[float, ...] = (hybrid.ENTITY_WEIGHT,),
+    data: Path, split: str, limit: int | None, weights: list[str], only: set[str] | None = None,
+    entity_weights: tuple[float, ...] = (0.2,), embedder: EmbedderChoice = "local",
 ) -> dict[str, Any]:  # fmt: skip
     sets = read_jsonl(data / "retrieval.jsonl", split=split, sets=only, limit=None)
-    modes = ["fulltext", *(f"hybrid@{w}/{e}" for w in weights for e in entity_weights)]
+    tried = [w for w in weights if w != "rank"]
+    modes = ["fulltext", *(f"hybrid@{w}/{e}" for w in tried for e in entity_weights), *(["rank"] * ("rank" in weights))]
     groups: dict[str, dict[str, float]] = {}
     answered_by: dict[str, set[str]] = {mode: set() for mode in modes}
     started = time.perf_counter()
@@ -54,7 +86,9 @@ def run(
         row = groups.setdefault(group, {"queries": 0, **dict.fromkeys(modes, 0.0)})
         row[mode] += recall
 
-    with fresh_services("local") as (services, principal):
+    with fresh_services(embedder) as (services, principal):
+        assert services.meaning is not None, "a retrieval run needs an embedding model"
+        model_id = services.meaning.model_id
         doc_of: dict[str, str] = {}
         for record in sets:
             for doc in record["docs"]:
@@ -75,11 +109,9 @@ def run(
                     groups.setdefault(group, {"queries": 0, **dict.fromkeys(modes, 0.0)})["queries"] += 1
                 for mode in modes:
                     semantic = mode != "fulltext"
-                    if semantic:
-                        vector_weight, entity_weight = mode.split("@")[1].split("/")
-                        hybrid.VECTOR_WEIGHT, hybrid.ENTITY_WEIGHT = float(vector_weight), float(entity_weight)
-                    outcome = services.search.run(principal, record["project"], query["question"][-QUERY_CHARS:],
-                                                  semantic=semantic, limit=K + len(excluded))  # fmt: skip
+                    with weighing(model_id, mode_weights(mode) if semantic else None):
+                        outcome = services.search.run(principal, record["project"], query["question"][-QUERY_CHARS:],
+                                                      semantic=semantic, limit=K + len(excluded))  # fmt: skip
                     answered_by[mode].add(outcome.mode.value)
                     ranked = [doc_of[h.note.id] for h in outcome.hits if doc_of[h.note.id] not in excluded][:K]
                     for group in in_groups:  # recall: the share of the query's relevant notes in its top 10
@@ -100,16 +132,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--split", choices=["tune", "report"], default="report")
     parser.add_argument("--limit", type=int, default=None, help="At most this many queries per set.")
-    parser.add_argument("--weights", default=str(hybrid.VECTOR_WEIGHT), help="Vector weights to try, comma-separated.")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="local")
     parser.add_argument(
-        "--entity-weights", default=str(hybrid.ENTITY_WEIGHT), help="Entity weights to try, comma-separated."
+        "--weights", default="0.85", help="Vector weights to try, comma-separated; 'rank' fuses by rank."
     )
+    parser.add_argument("--entity-weights", default="0.2", help="Entity weights to try, comma-separated.")
     parser.add_argument("--sets", default="", help="Comma-separated set names (default: all).")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     only = {s for s in args.sets.split(",") if s} or None
     entity_weights = tuple(float(w) for w in args.entity_weights.split(","))
-    result = run(args.data, args.split, args.limit, [float(w) for w in args.weights.split(",")], only, entity_weights)
+    weights = [w.strip() for w in args.weights.split(",") if w.strip()]
+    result = run(args.data, args.split, args.limit, weights, only, entity_weights, args.embedder)
     recall = result["recall_at_10"]
     modes = [m for m in next(iter(recall.values())) if m != "queries"]
     print(f"search_notes recall@{K}, split {result['split']}: {result['notes']} notes")

@@ -4,28 +4,33 @@ from __future__ import annotations
 
 import pytest
 
-from notewell.domain.hybrid import embedding_text, fuse, named_share, query_names
+from notewell.domain.calibration import CALIBRATIONS, LOCAL_MODEL, HybridWeights
+from notewell.domain.hybrid import RANK_OFFSET, embedding_text, fuse, named_share, query_names
+
+LOCAL = CALIBRATIONS[LOCAL_MODEL].hybrid
 
 
 def test_a_note_both_legs_found_beats_one_only_a_single_leg_ranked_first() -> None:
-    fused = fuse([("a", 10.0), ("b", 8.0)], [("c", 0.9), ("b", 0.8)], 3)
+    fused = fuse([("a", 10.0), ("b", 8.0)], [("c", 0.9), ("b", 0.8)], 3, weights=LOCAL)
     assert [f.note_id for f in fused] == ["b", "c", "a"]
     assert fused[0].keyword == pytest.approx(0.8) and fused[0].vector == pytest.approx(0.8)
 
 
 def test_keyword_scores_are_scaled_by_the_best_and_negative_cosines_count_as_nothing() -> None:
-    fused = fuse([("a", 4.0), ("b", 2.0)], [("c", -0.3)], 5, vector_weight=0.5)
+    fused = fuse([("a", 4.0), ("b", 2.0)], [("c", -0.3)], 5, weights=HybridWeights(vector=0.5, entity=0.2))
     assert {f.note_id: f.score for f in fused} == {"a": 0.5, "b": 0.25, "c": 0.0}
 
 
 def test_either_leg_alone_still_ranks_and_the_limit_holds() -> None:
-    assert [f.note_id for f in fuse([], [("x", 0.2), ("y", 0.7)], 1)] == ["y"]
-    assert [f.note_id for f in fuse([("x", 1.0), ("y", 3.0)], [], 5)] == ["y", "x"]
-    assert fuse([], [], 5) == []
+    for weights in (LOCAL, None):
+        assert [f.note_id for f in fuse([], [("y", 0.7), ("x", 0.2)], 1, weights=weights)] == ["y"]
+        assert [f.note_id for f in fuse([("y", 3.0), ("x", 1.0)], [], 5, weights=weights)] == ["y", "x"]
+        assert fuse([], [], 5, weights=weights) == []
 
 
 def test_ties_break_by_note_id_so_results_are_stable() -> None:
-    assert [f.note_id for f in fuse([("b", 1.0), ("a", 1.0)], [], 2)] == ["a", "b"]
+    for weights in (LOCAL, None):
+        assert [f.note_id for f in fuse([("b", 1.0), ("a", 1.0)], [], 2, weights=weights)] == ["a", "b"]
 
 
 def test_the_embedded_text_does_not_repeat_a_title_the_body_starts_with() -> None:
@@ -45,6 +50,37 @@ def test_a_note_naming_what_the_query_names_moves_up_by_the_share_it_names() -> 
     assert named_share(names, "LISA passed the exam") == 0.5
     assert named_share(names, "Bart and Lisa") == 1.0 and named_share(frozenset(), "Lisa") == 0.0
     legs = ([("a", 4.0), ("b", 4.0)], [("a", 0.5), ("b", 0.5)])
-    assert [f.note_id for f in fuse(*legs, 2)] == ["a", "b"]
-    assert [f.note_id for f in fuse(*legs, 2, named={"b": 0.5})] == ["b", "a"]
-    assert fuse(*legs, 2, named={"b": 1.0}, entity_weight=0.2)[0].score == pytest.approx(0.5 * 0.85 + 0.15 + 0.2)
+    assert [f.note_id for f in fuse(*legs, 2, weights=LOCAL)] == ["a", "b"]
+    assert [f.note_id for f in fuse(*legs, 2, weights=LOCAL, named={"b": 0.5})] == ["b", "a"]
+    weights = HybridWeights(vector=0.85, entity=0.2)
+    assert fuse(*legs, 2, weights=weights, named={"b": 1.0})[0].score == pytest.approx(0.5 * 0.85 + 0.15 + 0.2)
+
+
+def test_a_model_without_tuned_weights_is_fused_by_rank_whatever_the_scale_of_its_cosines() -> None:
+    """The same neighbours, as one model and as another whose cosines crowd near 0.3: tuned weights mix the second
+    at the wrong strength (the keyword leg drowns its meaning), ranks read both alike."""
+    keyword = [("k", 10.0), ("both", 6.0), ("m", 1.0)]
+    local_cosines = [("m", 0.9), ("both", 0.7), ("k", 0.1)]
+    crowded = [(note_id, 0.25 + cosine / 10) for note_id, cosine in local_cosines]
+
+    def order(vector: list[tuple[str, float]], weights: HybridWeights | None) -> list[str]:
+        return [f.note_id for f in fuse(keyword, vector, 3, weights=weights)]
+
+    assert order(local_cosines, LOCAL) == ["m", "both", "k"]
+    assert order(crowded, LOCAL) != order(local_cosines, LOCAL)  # why an untuned model gets no borrowed weights
+    assert order(crowded, None) == order(local_cosines, None) == ["k", "m", "both"]
+
+
+def test_rank_fusion_sums_one_over_the_offset_plus_the_rank_and_ties_share_a_rank() -> None:
+    fused = {f.note_id: f.score for f in fuse([("a", 5.0), ("b", 5.0), ("c", 1.0)], [("c", 0.4)], 3, weights=None)}
+    assert fused["a"] == fused["b"] == pytest.approx(1 / (RANK_OFFSET + 1))
+    assert fused["c"] == pytest.approx(1 / (RANK_OFFSET + 3) + 1 / (RANK_OFFSET + 1))
+
+
+def test_by_rank_the_query_names_are_a_list_of_their_own_that_lifts_the_notes_naming_them() -> None:
+    legs = ([("a", 4.0), ("b", 3.0)], [("a", 0.6), ("b", 0.5)])
+    assert [f.note_id for f in fuse(*legs, 2, weights=None)] == ["a", "b"]
+    assert [f.note_id for f in fuse(*legs, 2, weights=None, named={"b": 0.5, "a": 0.0})] == ["b", "a"]
+    # naming more of the names ranks higher in that list
+    three = ([("a", 4.0), ("b", 3.0), ("c", 2.0)], [])
+    assert [f.note_id for f in fuse(*three, 3, weights=None, named={"b": 0.5, "c": 1.0})] == ["c", "b", "a"]

@@ -1,14 +1,20 @@
 """Hybrid retrieval: one ranking from a keyword list and a vector list, shared by every store and search index.
 
-Each leg is scaled to [0, 1] before they are mixed: keyword scores (BM25, unbounded) by the leg's best score, vector
-scores (cosine) as they are, clipped at 0. A min-max weighted sum beat reciprocal-rank fusion on dialogue memory
-(RRF throws away how far ahead the best hits are, and lets the weaker leg's noise in at full weight); `VECTOR_WEIGHT`
-is tuned on the tune split of the retrieval set (tests/quality).
+With the model's tuned weights (domain/calibration.py), each leg is scaled to [0, 1] before they are mixed: keyword
+scores (BM25, unbounded) by the leg's best score, vector scores (cosine) as they are, clipped at 0. A min-max
+weighted sum beat reciprocal-rank fusion on dialogue memory (RRF throws away how far ahead the best hits are, and
+lets the weaker leg's noise in at full weight); the vector weight is tuned on the tune split of the retrieval set
+(tests/quality).
 
 One structural signal is added on top: the names a query gives (a person, a product, a service: capitals
 mid-sentence, domain/admission/text.py) and the share of them a note mentions. "What did Lisa say about the exam"
-is about Lisa's notes even where another note's words and meaning are closer. `ENTITY_WEIGHT` is tuned on the
+is about Lisa's notes even where another note's words and meaning are closer. The entity weight is tuned on the
 same split.
+
+A model without tuned weights is fused by rank instead (reciprocal-rank fusion): a weight tuned on one model's
+cosines would mix another model's at the wrong strength (a model whose cosines crowd near 0.3 would be drowned by
+the keyword leg, one whose unrelated notes score 0.5 would drown it), while ranks mean the same for every model.
+The names a query gives count there as a third ranked list: notes by the share of the names they mention.
 """
 
 from __future__ import annotations
@@ -22,8 +28,11 @@ from notewell.domain.rules import words
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-VECTOR_WEIGHT = 0.85
-ENTITY_WEIGHT = 0.2
+    from notewell.domain.calibration import HybridWeights
+
+# Reciprocal-rank fusion's constant (Cormack, Clarke and Buettcher, SIGIR 2009): a note at rank r of a list scores
+# 1 / (RANK_OFFSET + r). It is a count of ranks, the same whatever model gave the list.
+RANK_OFFSET = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,29 +48,46 @@ def fuse(
     vector: Sequence[tuple[str, float]],
     limit: int,
     *,
-    vector_weight: float = VECTOR_WEIGHT,
+    weights: HybridWeights | None,
     named: Mapping[str, float] | None = None,
-    entity_weight: float = ENTITY_WEIGHT,
 ) -> list[Fused]:
-    """The best `limit` notes of both legs, best first (ties: note id), each leg given as (note id, score).
-    `named`: by note id, the share of the query's names the note mentions (named_share)."""
+    """The best `limit` notes of both legs, best first (ties: note id), each leg given as (note id, score), best
+    first. `weights`: the embedding model's tuned weights, None to fuse by rank. `named`: by note id, the share of
+    the query's names the note mentions (named_share)."""
     best = max((score for _, score in keyword), default=0.0)
     scaled_keyword = {note_id: score / best for note_id, score in keyword} if best > 0 else {}
     cosine = {note_id: max(score, 0.0) for note_id, score in vector}
     named = named or {}
+    note_ids = dict.fromkeys([*(n for n, _ in keyword), *(n for n, _ in vector)])
+    if weights is None:
+        naming = sorted(((note_id, share) for note_id, share in named.items() if share > 0), key=lambda n: -n[1])
+        score = _reciprocal_ranks([keyword, vector, naming])
+    else:
+        score = {
+            note_id: weights.vector * cosine.get(note_id, 0.0)
+            + (1 - weights.vector) * scaled_keyword.get(note_id, 0.0)
+            + weights.entity * named.get(note_id, 0.0)
+            for note_id in note_ids
+        }
     fused = [
-        Fused(
-            note_id,
-            vector_weight * cosine.get(note_id, 0.0)
-            + (1 - vector_weight) * scaled_keyword.get(note_id, 0.0)
-            + entity_weight * named.get(note_id, 0.0),
-            scaled_keyword.get(note_id, 0.0),
-            cosine.get(note_id, 0.0),
-        )
-        for note_id in dict.fromkeys([*(n for n, _ in keyword), *(n for n, _ in vector)])
+        Fused(note_id, score.get(note_id, 0.0), scaled_keyword.get(note_id, 0.0), cosine.get(note_id, 0.0))
+        for note_id in note_ids
     ]
     fused.sort(key=lambda f: (-f.score, f.note_id))
     return fused[:limit]
+
+
+def _reciprocal_ranks(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, float]:
+    """Each note's sum over `lists` (each best first) of 1 / (RANK_OFFSET + its rank there). Notes with equal
+    scores in a list share its rank: a tie there is no reason to put one first."""
+    total: dict[str, float] = {}
+    for ranked in lists:
+        rank, previous = 0, None
+        for position, (note_id, value) in enumerate(ranked, start=1):
+            if value != previous:
+                rank, previous = position, value
+            total[note_id] = total.get(note_id, 0.0) + 1 / (RANK_OFFSET + rank)
+    return total
 
 
 def query_names(query: str) -> frozenset[str]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from notewell.domain.calibration import hybrid_weights_of
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.hybrid import embedding_text
 from notewell.ports import EmbeddingUnavailableError, NoteVector, SearchUnavailableError, VectorIndex
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
+    from notewell.domain.calibration import HybridWeights
     from notewell.domain.model import Note
     from notewell.ports import Clock, Embedder, Vector, VectorSearch
 
@@ -42,6 +44,11 @@ class Meaning:
     @property
     def model_id(self) -> str:
         return self._embedder.model_id
+
+    @property
+    def hybrid_weights(self) -> HybridWeights | None:
+        """The weights that mix this model's cosines with keyword scores; None: search fuses the legs by rank."""
+        return hybrid_weights_of(self.model_id)
 
     @property
     def searchable(self) -> bool:

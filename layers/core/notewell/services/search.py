@@ -1,7 +1,8 @@
 """search_notes: the best available mode, falling back step by step, always reporting which one answered.
 
 With an embedder and a vector index, `semantic` searches are hybrid: the keyword leg (full-text index, else the
-ranked scan) and the vector leg fused by domain/hybrid.py. remember's candidates and get_context's relevant notes
+ranked scan) and the vector leg fused by domain/hybrid.py, with the embedding model's own weights where they were
+tuned (domain/calibration.py), else by rank. remember's candidates and get_context's relevant notes
 always use both legs when they can: finding a note that says the same thing in other words is their whole job.
 """
 
@@ -22,6 +23,7 @@ from notewell.services.access import Deps, visible_project
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from notewell.domain.calibration import HybridWeights
     from notewell.ports import RecentWrites, Vector
     from notewell.services.meaning import Meaning
 
@@ -170,7 +172,7 @@ class SearchService:
             except SearchUnavailableError as exc:
                 logger.warning("keyword index unavailable (%s); fusing the vector leg with the ranked scan", exc)
             else:
-                return self._fused_ids(ws, project_id, text, filters, limit, ranked, nearest)
+                return self._fused_ids(ws, project_id, text, filters, limit, ranked, nearest, meaning.hybrid_weights)
         keyword: _Keyword | None = (
             _Keyword(list(keyword_hits), SearchMode.FULLTEXT)
             if keyword_hits is not None
@@ -190,9 +192,8 @@ class SearchService:
             for note in [*(h.note for h in keyword_hits), *fetched.values()]
         } if names else None  # fmt: skip
         fused = hybrid.fuse(
-            [(h.note.id, h.score) for h in keyword_hits], nearest, pool, vector_weight=hybrid.VECTOR_WEIGHT,
-            named=named, entity_weight=hybrid.ENTITY_WEIGHT,
-        )  # fmt: skip
+            [(h.note.id, h.score) for h in keyword_hits], nearest, pool, weights=meaning.hybrid_weights, named=named
+        )
         vector_only = [f.note_id for f in fused if f.note_id not in by_id and f.note_id not in fetched]
         if vector_only:
             fetched.update(self._deps.store.get_notes(ws, vector_only))
@@ -213,7 +214,7 @@ class SearchService:
 
     def _fused_ids(
         self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int,
-        ranked: list[tuple[str, float]], nearest: list[tuple[str, float]],
+        ranked: list[tuple[str, float]], nearest: list[tuple[str, float]], weights: HybridWeights | None,
     ) -> SearchOutcome:  # fmt: skip
         """Both legs as ids, fused, then the notes read once: the best `2 * limit` (more only if too many of those
         are gone or filtered out). With names in the query every proposed note is read first, to see which it names."""
@@ -224,9 +225,7 @@ class SearchService:
         if names:
             fetched = store.get_notes(ws, list(dict.fromkeys([i for i, _ in ranked] + [i for i, _ in nearest])))
         named = {i: hybrid.named_share(names, f"{n.title} {n.body}") for i, n in fetched.items()} if names else None
-        fused = hybrid.fuse(
-            ranked, nearest, pool, vector_weight=hybrid.VECTOR_WEIGHT, named=named, entity_weight=hybrid.ENTITY_WEIGHT
-        )
+        fused = hybrid.fuse(ranked, nearest, pool, weights=weights, named=named)
         order = [f.note_id for f in fused]
         terms = ranking.tokens(text)
         hits: list[SearchHit] = []

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from notewell.domain import calibration as model_table
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
 from notewell.domain.admission.text import Token, kind_of_value, same_value, tokens_of, window
 from notewell.domain.admission.vocabulary import vocabulary
@@ -30,20 +31,10 @@ SAME_VALUES_SHARE = 0.6  # without a model: the same values, and this share of t
 RELATED_SHOWN = 3
 SCOPES = ("amount", "env", "q")  # kinds of value that bound a claim: one more, one fewer or another is another claim
 
-
-@dataclass(frozen=True, slots=True)
-class Calibration:
-    """Cosines of one embedding model, measured on the labelled coding pairs (tests/quality/coding.py)."""
-
-    duplicate: float  # same values, no change found, and at least this close: the same claim
-    related: float  # at least this close: worth the agent's review
-
-
-# One table, keyed by the embedder's model id. A model missing here is not guessed at: admission then goes by
-# the detectors and by shared words alone (Titan's vectors were never calibrated on these pairs).
-CALIBRATIONS: Mapping[str, Calibration] = {
-    "all-MiniLM-L6-v2-int8": Calibration(duplicate=0.8, related=0.55),
-}
+# Each model's thresholds, in one table with its hybrid weights (domain/calibration.py); named here for admission's
+# callers. A model missing there is not guessed at: admission goes by the detectors and shared words alone.
+Calibration = model_table.Calibration
+CALIBRATIONS = model_table.CALIBRATIONS
 
 
 class Verdict(StrEnum):
