@@ -14,10 +14,10 @@ from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.errors import ForbiddenError, InvalidArgumentError, NotFoundError
-from notewell.domain.model import Link, NoteStatus, NoteType, Principal
+from notewell.domain.model import Link, NoteStatus, NoteType, Plan, Principal
 from notewell.ports import Store
 from notewell.services.notes import NoteChanges
-from notewell.services.portability import MEMORY_FORMAT, reassigned_id
+from notewell.services.portability import LAMBDA_RESPONSE_BYTES, MEMORY_FORMAT, reassigned_id, response_bytes
 from tests.support.races import SaveRacingStore
 
 
@@ -177,6 +177,84 @@ def test_export_counts_and_pages_cover_the_same_lines(
     assert pages[0] + pages[1] == lines
     with pytest.raises(InvalidArgumentError):
         portability.export_page(principal, "p", 0)
+
+
+def every_page(services: Services, principal: Principal, project: str, **size: int) -> list[list[str]]:
+    """export_page's pages from 1 up to the first empty one."""
+    pages: list[list[str]] = []
+    while page := services.portability.export_page(principal, project, len(pages) + 1, **size):
+        pages.append(page)
+    return pages
+
+
+def lambda_answer(page: list[str]) -> int:
+    """The bytes of the Lambda response that carries a page: the JSON-RPC result of resources/read as a JSON string
+    in the response (both written ASCII-only, as Python's json does by default: the larger way)."""
+    result = {"contents": [{"uri": "notewell://exports/p/1", "mimeType": "application/x-ndjson", "text": ""}]}
+    result["contents"][0]["text"] = "".join(line + "\n" for line in page)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": result})
+    return len(json.dumps({"statusCode": 200, "headers": {"content-type": "application/json"}, "body": body}))
+
+
+def test_an_export_page_fits_a_lambda_answer_however_much_its_text_grows_when_escaped(
+    services: Services, principal: Principal
+) -> None:
+    """Ten notes of 100,000 quotes and emoji: 2 MB stored, but each quote takes 8 bytes once the page is a JSON
+    string in a JSON-RPC result in a Lambda response. 500 notes to a page would answer 8 MB; Lambda refuses past 6."""
+    services.workspaces.set_plan(principal.workspace_id, Plan.ENTERPRISE)
+    for n in range(10):
+        services.notes.create(principal, "big", title=f"Quoted {n}", body=('"' * 99 + "🎉") * 1_000)
+    pages = every_page(services, principal, "big")
+    assert len(pages) > 1
+    assert all(lambda_answer(page) <= LAMBDA_RESPONSE_BYTES for page in pages)
+    assert [line for page in pages for line in page] == list(services.portability.export_lines(principal, "big"))
+    counts = services.portability.export_counts(principal, "big")
+    assert counts is not None and counts.pages == len(pages)
+
+
+def test_pages_stop_before_their_byte_budget_and_read_in_order_are_the_export(
+    services: Services, principal: Principal, clock: FixedClock
+) -> None:
+    build_project(services, principal, clock)
+    for n in range(6):
+        services.notes.create(principal, "p", title=f"Runbook {n}", body=f"Step {n}: " + "restart the worker. " * 40)
+    budget = 3_000
+    pages = every_page(services, principal, "p", max_bytes=budget)
+    lines = list(services.portability.export_lines(principal, "p"))
+    assert [line for page in pages for line in page] == lines
+    assert all(sum(response_bytes(line) for line in page) <= budget for page in pages)
+    for page, following in zip(pages, pages[1:], strict=False):  # each page full: the next line would not fit
+        assert sum(response_bytes(line) for line in page) + response_bytes(following[0]) > budget
+    counts = services.portability.export_counts(principal, "p", max_bytes=budget)
+    assert counts is not None and counts.pages == len(pages) > 2
+    assert services.portability.export_page(principal, "p", len(pages) + 1, max_bytes=budget) == []
+
+
+def test_a_note_with_more_history_than_a_page_holds_goes_on_over_the_next_pages(
+    services: Services, principal: Principal, clock: FixedClock, other: Services
+) -> None:
+    services.workspaces.set_plan(principal.workspace_id, Plan.ENTERPRISE)
+    note = services.notes.create(principal, "p", title="Long history", body="v1 " + "detail " * 300).note
+    for version in range(1, 8):
+        clock.advance(seconds=1)
+        changes = NoteChanges(body=f"v{version + 1} " + "detail " * 300)
+        services.notes.update(principal, note.id, changes, expected_version=version)
+    budget = 5_000  # a few of its revisions to a page
+    pages = every_page(services, principal, "p", max_bytes=budget)
+    assert len(pages) >= 3 and sum('"kind":"note"' in line for page in pages for line in page) == 1
+    # read in order, the pages are one export again: the note, then its revisions, whichever page they are on
+    target = principal_of(other)
+    other.workspaces.set_plan(target.workspace_id, Plan.ENTERPRISE)
+    report = other.portability.import_file(target, "p", [line for page in pages for line in page])
+    assert (report.notes_written, report.revisions_written) == (1, 7)
+    assert [r.version for r in other.notes.revisions(target, note.id).revisions] == list(range(7, 0, -1))
+
+
+def test_a_page_holds_at_most_its_page_size_of_notes(services: Services, principal: Principal) -> None:
+    for n in range(5):
+        services.notes.create(principal, "p", title=f"Note {n}", body="short")
+    pages = every_page(services, principal, "p", page_size=2)
+    assert [sum('"kind":"note"' in line for line in page) for page in pages] == [2, 2, 1]
 
 
 def test_export_of_an_unknown_or_hidden_project_is_not_found(services: Services, principal: Principal) -> None:

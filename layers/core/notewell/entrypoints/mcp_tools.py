@@ -65,7 +65,8 @@ logger = logging.getLogger("notewell.tools")
 CURRENT_PRINCIPAL: ContextVar[Principal | None] = ContextVar("notewell_principal", default=None)
 CURRENT_REQUEST_ID: ContextVar[str] = ContextVar("notewell_request_id", default="-")
 
-# Notes per export resource page: bounded resource reads, never one unbounded tool result.
+# Notes per export resource page at most (a page also stops short of Lambda's 6 MB answer: services/portability.py):
+# bounded resource reads, never one unbounded tool result.
 EXPORT_PAGE_NOTES = 500
 SERVER_INSTRUCTIONS = (
     "Notewell is this project's durable memory: decisions, constraints, failed approaches, status and handoffs "
@@ -674,13 +675,13 @@ def build_server(services: Services) -> MCPServer:
     @tool("export_project", READ_ONLY)
     def export_project(project: ProjectArg) -> ExportOut:
         """Export a project (notes, revisions, deletions) as JSON Lines: read the returned resource links in order."""
-        counts = services.portability.export_counts(caller(), project)
+        counts = services.portability.export_counts(caller(), project, EXPORT_PAGE_NOTES)
         if counts is None:
             return ExportOut(
                 project=project, notes=0, deleted=0, revisions=0, pages=0, page_size=EXPORT_PAGE_NOTES, resources=[],
                 notice=f"Project {project!r} has no notes yet; there is nothing to export.",
             )  # fmt: skip
-        pages = max(1, -(-counts.notes // EXPORT_PAGE_NOTES))
+        pages = counts.pages  # cut by notes and by bytes, as export_page cuts them
         return ExportOut(
             project=project, notes=counts.notes, deleted=counts.deleted, revisions=counts.revisions, pages=pages,
             page_size=EXPORT_PAGE_NOTES, resources=[f"notewell://exports/{project}/{n}" for n in range(1, pages + 1)],

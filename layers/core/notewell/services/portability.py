@@ -5,6 +5,12 @@ followed by its stored revisions, oldest first. Memory stays bounded by one feed
 the set of ids already written (an edit made during the export moves a note to the end of the feed; the set keeps
 it from being written twice).
 
+Over MCP the export is read as pages (resources), each the answer of one Lambda invocation, which may not pass
+6 MB. A page is a run of whole lines of the export: it ends before a line that would take it past EXPORT_PAGE_BYTES
+of that answer, or before a note that would make it hold more than `page_size` notes. A note with more history
+than a page holds (its revisions) goes on over the next pages: read in order, the pages are the export line for
+line, so its revisions still follow it. One line always fits (a body is at most 256 KiB: MAX_BODY_BYTES).
+
 Import checks the whole file before writing anything: every line is decoded and checked (JSON, fields, enum values,
 sizes, ids, timestamps), then what spans lines (order, duplicate ids, revisions following their note, relations
 naming known entities, plan limits). Any problem raises InvalidArgumentError listing the first ones as
@@ -26,6 +32,7 @@ naming known entities, plan limits). Any problem raises InvalidArgumentError lis
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -58,6 +65,13 @@ if TYPE_CHECKING:
     from notewell.services.metering import Meter
 
 MEMORY_FORMAT = "memory-jsonl"
+EXPORT_PAGE_NOTES = 500  # notes an export page holds at most
+# The most an export page may take of a Lambda function's answer, whose payload is capped at 6 MB (counted here as
+# 6 MiB, the lower reading); the rest is room for the JSON-RPC result around the page, the resource's uri and type,
+# the status and headers (some 300 bytes).
+LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024
+EXPORT_PAGE_BYTES = LAMBDA_RESPONSE_BYTES - 64 * 1024
+HEAD_LINES = 2  # the header and project lines that open an export
 FEED_PAGE = 200
 REVISION_PAGE = 100
 IMPORT_CHUNK = 200
@@ -87,6 +101,37 @@ class ExportCounts:
     notes: int  # every note of the project, deleted ones included
     deleted: int
     revisions: int
+    pages: int  # export_page's pages of the same size and budget: read 1 to `pages`, in order
+
+
+def response_bytes(line: str) -> int:
+    """The most bytes an export line (and its newline) takes in the Lambda answer that carries its page. The page is
+    a JSON string in the JSON-RPC result, and that result a JSON string in the Lambda response, or base64 where the
+    body is encoded: a quote or backslash takes 4 bytes there, a character beyond ASCII up to 14 as \\uXXXX pairs
+    (counted as ASCII-only JSON writes it, the larger way)."""
+    once = json.dumps(line + "\n")
+    return max(len(json.dumps(once)), -(-len(once) * 4 // 3))
+
+
+@dataclass(slots=True)
+class _Pages:
+    """Numbers the export's lines with their page, in order (see the module's docstring)."""
+
+    notes_per_page: int
+    max_bytes: int
+    count: int = 0  # pages begun
+    _spent: int = 0  # response bytes of the current page
+    _notes: int = 0  # notes begun on the current page
+
+    def place(self, line: str, *, starts_note: bool) -> int:
+        """The page (from 1) the next line of the export goes on."""
+        cost = response_bytes(line)
+        full = self._spent + cost > self.max_bytes or (starts_note and self._notes == self.notes_per_page)
+        if self.count == 0 or (full and self._spent):
+            self.count, self._spent, self._notes = self.count + 1, 0, 0
+        self._spent += cost
+        self._notes += starts_note
+        return self.count
 
 
 @dataclass(slots=True)
@@ -146,44 +191,49 @@ class PortabilityService:
         """The project in export format, one line (without newline) at a time. The project is looked up now, so an
         unknown project raises before the first line."""
         target = self._readable(principal, project)
-        return self._export(principal.workspace_id, target)
+        return (line for line, _ in self._export(principal.workspace_id, target))
 
-    def export_counts(self, principal: Principal, project: str) -> ExportCounts | None:
-        """What an export of the project holds, None when the project does not exist (a read of an unknown project
-        is empty, not an error). Reads the whole feed (and the revisions of edited notes)."""
+    def export_counts(
+        self, principal: Principal, project: str, page_size: int = EXPORT_PAGE_NOTES,
+        max_bytes: int = EXPORT_PAGE_BYTES,
+    ) -> ExportCounts | None:  # fmt: skip
+        """What an export of the project holds, and in how many of export_page's pages; None when the project does
+        not exist (a read of an unknown project is empty, not an error). Reads the whole feed (and the revisions of
+        edited notes)."""
         target = visible_project(self._deps, principal, project)
         if target is None:
             return None
-        notes = deleted = revisions = 0
-        for note in self._feed(principal.workspace_id, target.id):
-            notes += 1
-            deleted += note.is_deleted
-            revisions += len(self._revisions(principal.workspace_id, note))
-        return ExportCounts(notes, deleted, revisions)
+        pages = _Pages(page_size, max_bytes)
+        lines = notes = deleted = 0
+        for line, note in self._export(principal.workspace_id, target):
+            pages.place(line, starts_note=note is not None)
+            lines += 1
+            if note is not None:
+                notes += 1
+                deleted += note.is_deleted
+        return ExportCounts(notes, deleted, lines - HEAD_LINES - notes, pages.count)
 
-    def export_page(self, principal: Principal, project: str, page: int, page_size: int = 500) -> list[str]:
-        """Page `page` (from 1) of the export: `page_size` notes, each with its revisions; page 1 starts with the
-        header and project lines. A page past the end is empty. Reaching page N reads the feed's first
-        (N-1) * page_size notes, so deep pages cost more."""
+    def export_page(
+        self, principal: Principal, project: str, page: int, page_size: int = EXPORT_PAGE_NOTES,
+        max_bytes: int = EXPORT_PAGE_BYTES,
+    ) -> list[str]:  # fmt: skip
+        """Page `page` (from 1) of the export: the lines that follow the previous page's, at most `page_size` notes
+        and `max_bytes` of a Lambda answer (see the module's docstring); page 1 starts with the header and project
+        lines. A page past the end is empty. Where a page starts depends on the size of everything before it, so
+        reaching page N reads the notes and revisions of the pages before it: deep pages cost more."""
         if page < 1:
             raise InvalidArgumentError(f"page {page} is out of range; pages start at 1.")
         if not 1 <= page_size <= MAX_PAGE_SIZE:
             raise InvalidArgumentError(f"page_size {page_size} is out of range; use 1 to {MAX_PAGE_SIZE}.")
         target = self._readable(principal, project)
-        workspace_id = principal.workspace_id
+        pages = _Pages(page_size, max_bytes)
         lines: list[str] = []
-        if page == 1:
-            lines += [
-                self._codec.encode_header(rules.format_ts(self._deps.clock.now())),
-                self._codec.encode_project(target),
-            ]
-        first = (page - 1) * page_size
-        for index, note in enumerate(self._feed(workspace_id, target.id)):
-            if index >= first + page_size:
+        for line, note in self._export(principal.workspace_id, target):
+            placed = pages.place(line, starts_note=note is not None)
+            if placed > page:
                 break
-            if index >= first:
-                lines.append(self._codec.encode_note(note))
-                lines += [self._codec.encode_revision(r) for r in self._revisions(workspace_id, note)]
+            if placed == page:
+                lines.append(line)
         return lines
 
     def _readable(self, principal: Principal, project: str) -> Project:
@@ -192,13 +242,15 @@ class PortabilityService:
             raise NotFoundError(f"No project {project!r} in this workspace; list_projects shows the ones that exist.")
         return found
 
-    def _export(self, workspace_id: str, project: Project) -> Iterator[str]:
-        yield self._codec.encode_header(rules.format_ts(self._deps.clock.now()))
-        yield self._codec.encode_project(project)
+    def _export(self, workspace_id: str, project: Project) -> Iterator[tuple[str, Note | None]]:
+        """The export's lines, each with the note whose current state it is (None: the header, project and
+        revision lines)."""
+        yield self._codec.encode_header(rules.format_ts(self._deps.clock.now())), None
+        yield self._codec.encode_project(project), None
         for note in self._feed(workspace_id, project.id):
-            yield self._codec.encode_note(note)
+            yield self._codec.encode_note(note), note
             for revision in self._revisions(workspace_id, note):
-                yield self._codec.encode_revision(revision)
+                yield self._codec.encode_revision(revision), None
 
     def _feed(self, workspace_id: str, project_id: str) -> Iterator[Note]:
         """Every note of the project once, deleted ones included, oldest first by (updatedAt, id)."""
