@@ -4,7 +4,10 @@ botocore's data pruned to the services Notewell calls, and precompiled bytecode.
 
 `sam build` runs it through layers/core/Makefile (template.yaml: BuildMethod makefile), so building needs only
 the Python that runs this script, whatever its version: pip fetches wheels for the runtime's version and platform
-(--python-version, --platform), never building anything. Bytecode needs an interpreter of the runtime's version
+(--python-version, --platform), never building anything. `--resolve` only asks pip which wheels those would be
+(a dry run: nothing downloaded but metadata, nothing installed) and fails naming each pin that has none, so a pin
+with no arm64 wheel for Python 3.13 is found by `make test` (tests/integration/test_layer_resolve_aarch64.py), not
+by `sam build` on the way to a deploy. Bytecode needs an interpreter of the runtime's version
 (a .pyc is version-specific): found on PATH or under pyenv; without one the layer ships source only, and every cold
 start compiles it (about a second: `make bench` shows the figure), which the build says.
 
@@ -26,10 +29,17 @@ import argparse
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = ROOT / "layers" / "core" / "requirements.txt"
@@ -47,18 +57,92 @@ POWERTOOLS_UTILITIES_KEPT = ("__init__.py", "jmespath_utils", "typing")
 SERVER_ONLY = ("uvicorn", "click")
 RUNTIME_VERSION = "3.13"  # template.yaml's Runtime
 DEFAULT_PLATFORM = "manylinux2014_aarch64"  # template.yaml's Architectures: [arm64]
+# Every wheel tag the arm64 runtime runs (Amazon Linux 2023, glibc 2.34): pip takes the first that a release has.
+RUNTIME_PLATFORMS = (DEFAULT_PLATFORM, "manylinux_2_28_aarch64")
+# pip's words when the index did not answer (as opposed to answering that a release has no such wheel).
+_NO_ANSWER = re.compile(
+    r"Retrying \(|connection broken|Could not fetch URL|NewConnectionError|NameResolution|timed out"
+)
+_NOT_FOUND = re.compile(r"No matching distribution found for (.+)|(ResolutionImpossible.*)")
 
 
-def install(target: Path, python_version: str, platform: str) -> None:
+def _platforms(platform: str | Sequence[str]) -> list[str]:
+    """Platform tags, given as a list or comma-separated (NOTEWELL_LAYER_PLATFORM)."""
+    given = platform.split(",") if isinstance(platform, str) else platform
+    return [p.strip() for p in given if p.strip()]
+
+
+def _wheels_for(python_version: str, platform: str | Sequence[str]) -> list[str]:
+    """pip's options for wheels of the runtime, never a source build."""
+    tags = [arg for tag in _platforms(platform) for arg in ("--platform", tag)]
+    return ["--only-binary=:all:", "--implementation", "cp", "--python-version", python_version, *tags]
+
+
+def install(target: Path, python_version: str, platform: str | Sequence[str]) -> None:
     subprocess.run(
         [
             sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-            "--target", str(target), "--requirement", str(REQUIREMENTS), "--only-binary=:all:",
-            "--implementation", "cp", "--python-version", python_version, "--platform", platform,
+            "--target", str(target), "--requirement", str(REQUIREMENTS), *_wheels_for(python_version, platform),
         ],
         check=True,
     )  # fmt: skip
     shutil.copytree(PACKAGE, target / "notewell", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    wheels: dict[str, str] = field(default_factory=dict)  # distribution -> the wheel pip would install
+    missing: list[str] = field(default_factory=list)  # "pin: what pip found no wheel for", one per failing pin
+    unreachable: str | None = None  # the index did not answer: nothing is known either way
+
+
+def resolve(
+    python_version: str = RUNTIME_VERSION, platform: str | Sequence[str] = RUNTIME_PLATFORMS,
+    requirements: Path = REQUIREMENTS, *, index: Sequence[str] = (),
+) -> Resolution:  # fmt: skip
+    """Which wheel of each pin, and of what the pins require, the layer would get, asked of the package index
+    without installing or building anything (`pip install --dry-run --report`). When that fails, each pin is asked
+    alone, so that every pin without a wheel is named, not only the first. `index`: pip's index options, if not
+    its configured ones."""
+    done, report = _dry_run(python_version, platform, ["--requirement", str(requirements)], index)
+    if done.returncode == 0:
+        return Resolution(wheels={i["metadata"]["name"]: i["download_info"]["url"].rsplit("/", 1)[-1] for i in report})
+    if _NO_ANSWER.search(done.stderr):
+        return Resolution(unreachable=_last_error(done.stderr))
+    missing = []
+    for pin in _pins(requirements):
+        alone, _ = _dry_run(python_version, platform, [pin], index)
+        if alone.returncode != 0:
+            found = _NOT_FOUND.search(alone.stderr)
+            missing.append(f"{pin}: {(found.group(1) or found.group(2)) if found else _last_error(alone.stderr)}")
+    return Resolution(missing=missing or [_last_error(done.stderr)])
+
+
+def _dry_run(
+    python_version: str, platform: str | Sequence[str], wanted: list[str], index: Sequence[str]
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    with tempfile.TemporaryDirectory(prefix="layer-resolve-") as scratch:
+        report = Path(scratch) / "report.json"
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                "--disable-pip-version-check", "--report", str(report), "--target", str(Path(scratch) / "target"),
+                "--retries", "1", "--timeout", "30", *index, *_wheels_for(python_version, platform), *wanted,
+            ],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        installs = json.loads(report.read_text())["install"] if done.returncode == 0 else []
+    return done, installs
+
+
+def _pins(requirements: Path) -> list[str]:
+    lines = (line.split("#", 1)[0].strip() for line in requirements.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def _last_error(stderr: str) -> str:
+    errors = [line for line in stderr.splitlines() if line.startswith("ERROR") or "Retrying" in line]
+    return (errors or stderr.strip().splitlines() or ["pip failed and said nothing"])[-1]
 
 
 def prune(target: Path) -> int:
@@ -151,7 +235,7 @@ def _size(path: Path) -> int:
 
 
 def build(
-    target: Path, *, python_version: str, platform: str, bytecode: bool = True, sourceless: bool = True
+    target: Path, *, python_version: str, platform: str | Sequence[str], bytecode: bool = True, sourceless: bool = True
 ) -> dict[str, object]:
     if target.exists():
         shutil.rmtree(target)
@@ -172,20 +256,39 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("target", type=Path, help="Directory to fill (the layer's python/ directory).")
+    parser.add_argument("target", type=Path, nargs="?", help="Directory to fill (the layer's python/ directory).")
     parser.add_argument("--python-version", default=os.environ.get("NOTEWELL_LAYER_PYTHON_VERSION", RUNTIME_VERSION))
-    parser.add_argument("--platform", default=os.environ.get("NOTEWELL_LAYER_PLATFORM", DEFAULT_PLATFORM))
+    parser.add_argument(
+        "--platform", default=os.environ.get("NOTEWELL_LAYER_PLATFORM", ",".join(RUNTIME_PLATFORMS)),
+        help="Wheel platform tags, comma-separated.",
+    )  # fmt: skip
+    parser.add_argument("--resolve", action="store_true", help="Only name the wheels pip would install (a dry run).")
     parser.add_argument("--no-bytecode", action="store_true", help="Ship source only (for measuring the difference).")
     parser.add_argument(
         "--keep-sources", action="store_true", help="Keep third-party sources beside their bytecode (a bigger layer)."
     )
     args = parser.parse_args(argv)
+    if args.resolve:
+        return _print_resolution(resolve(args.python_version, args.platform))
+    if args.target is None:
+        parser.error("give the directory to fill, or --resolve")
     report = build(
         args.target, python_version=args.python_version, platform=args.platform, bytecode=not args.no_bytecode,
         sourceless=not args.keep_sources,
     )  # fmt: skip
     print(f"build_layer: {args.target}: {report['bytes'] / 1e6:.1f} MB, bytecode {report['bytecode']}", file=sys.stderr)
     return 0
+
+
+def _print_resolution(found: Resolution) -> int:
+    if found.unreachable is not None:
+        print(f"build_layer: the package index did not answer: {found.unreachable}", file=sys.stderr)
+        return 2
+    for problem in found.missing:
+        print(f"build_layer: no wheel for the runtime: {problem}", file=sys.stderr)
+    for name, wheel in sorted(found.wheels.items()):
+        print(f"{name}: {wheel}")
+    return 1 if found.missing else 0
 
 
 if __name__ == "__main__":
