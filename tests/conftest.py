@@ -14,6 +14,16 @@ if TYPE_CHECKING:
     from osmem_server import OsmemServer
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("aws").addoption(
+        "--stack",
+        default=None,
+        metavar="NAME",
+        help="The deployed Notewell stack the aws suite tests (its CloudFormation outputs, in AWS_REGION); without "
+        "it, NOTEWELL_AWS_MCP_URL, NOTEWELL_SEARCH_ENDPOINT and AWS_REGION. The key: NOTEWELL_AWS_API_KEY.",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The aws suite needs a deployed stack: it runs only when asked for by name (-m aws)."""
     if "aws" in (config.getoption("markexpr") or ""):

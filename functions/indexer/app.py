@@ -12,6 +12,7 @@ from notewell.entrypoints.logs import configure_logging
 from notewell.entrypoints.stream import handle_records
 
 if TYPE_CHECKING:
+    from notewell.entrypoints.stream import Counts
     from notewell.services.indexing import NoteIndexer
 
 
@@ -22,5 +23,16 @@ def _indexer() -> NoteIndexer:
     return indexer(Settings.from_env(os.environ))
 
 
+@functools.cache
+def _metrics() -> Counts | None:
+    settings = Settings.from_env(os.environ)
+    if settings.metrics != "emf":
+        return None
+    from notewell.adapters.emf_metrics import EmfCallMetrics
+
+    # Dimension `service` = "indexer" alone: the alarm on NotesIndexedWithoutVector watches exactly that.
+    return EmfCallMetrics(settings.metrics_namespace, service="indexer")
+
+
 def handler(event: dict[str, Any], context: Any) -> dict[str, list[dict[str, str]]]:
-    return handle_records(event, _indexer())
+    return handle_records(event, _indexer(), _metrics())

@@ -1,15 +1,31 @@
-"""`notewell reindex` as a person runs it: after an upgrade from keyword-only, and after the model changes."""
+"""`notewell reindex` as a person runs it: after an upgrade from keyword-only, after the model changes, and on a
+deployed stack after the embedding model was failing (`--stack --missing-vectors`)."""
 
 from __future__ import annotations
 
 import io
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from notewell.adapters.hash_embedder import HashEmbedder
+from notewell.adapters.opensearch import OpenSearchIndex, SignedHttp
 from notewell.adapters.sqlite import SqliteStore, SqliteVectorIndex
+from notewell.adapters.system import FixedClock
+from notewell.bootstrap import bootstrap, indexer
+from notewell.config import Settings
+from notewell.domain.hybrid import embedding_text
+from notewell.domain.model import NoteType
 from notewell.entrypoints.cli import main
+from notewell.services.indexing import Indexed
+from tests.integration.test_stream_indexer import DownEmbedder
+from tests.support.aoss import CREDENTIALS, REGION, stand_in_endpoint
+from tests.support.dynamo import dynamodb_store
+
+if TYPE_CHECKING:
+    from osmem_server import OsmemServer
 
 MEMORY = [
     {"type": "entity", "name": "Hosting", "entityType": "decision", "observations": ["Frontend deploys to Vercel"]},
@@ -107,3 +123,46 @@ def test_vectors_of_an_older_note_version_never_replace_a_newer_one(tmp_path: Pa
     assert index.nearest("ws", "p", "m", (0.0, 1.0), 5) == [("n1", 1.0), ("n2", 0.8)]
     assert index.nearest("ws", "other-project", "m", (0.0, 1.0), 5) == []
     store.close()
+
+
+def test_missing_vectors_gives_their_vector_to_the_notes_indexed_while_the_model_failed(
+    osmem_server: OsmemServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with stand_in_endpoint(osmem_server) as (endpoint, guard), dynamodb_store() as store:
+        monkeypatch.setenv("AWS_REGION", store.client.meta.region_name)
+        monkeypatch.setenv("NOTEWELL_EMBEDDER", "hash")  # Bedrock in a deployed stack
+        services = bootstrap(Settings(), store=store, clock=FixedClock())
+        ws = services.auth.create_workspace("acme")
+        me = services.auth.authenticate(services.auth.create_key(ws.id).secret)
+        assert me is not None
+        bodies = ["Jobs go through SQS with a dead-letter queue.", "The frontend deploys to Vercel from main.",
+                  "Invoices are stored in cents."]  # fmt: skip
+        notes = [services.notes.create(me, "api", title=f"Note {n}", body=body, type=NoteType.DECISION).note
+                 for n, body in enumerate(bodies)]  # fmt: skip
+        http = SignedHttp(endpoint, REGION, CREDENTIALS)
+        settings = Settings(backend="dynamodb", table_name=store.table_name, aws_region=REGION)
+        while_down = indexer(settings, store=store, embedder=DownEmbedder(), http=http)
+        assert [while_down.upsert(note) for note in notes] == [Indexed.WITHOUT_VECTOR] * 3
+        search = OpenSearchIndex(http, store.get_notes)
+        query = HashEmbedder().embed([embedding_text(notes[0].title, notes[0].body)])[0]  # as the note was embedded
+        assert search.nearest(ws.id, notes[0].project_id, HashEmbedder().model_id, query, 5) == []
+
+        command = ["reindex", "--stack", "--table", store.table_name, "--search-endpoint", endpoint,
+                   "--missing-vectors", "--json"]  # fmt: skip
+        capsys.readouterr()
+        assert main(command) == 0
+        report = json.loads(capsys.readouterr().out)["index"]
+        assert (report["found"], report["embedded"], report["removed"], report["unchanged"]) == (3, 3, 0, 0)
+        nearest = search.nearest(ws.id, notes[0].project_id, HashEmbedder().model_id, query, 5)
+        assert nearest[0][0] == notes[0].id and nearest[0][1] == pytest.approx(1.0)  # its own vector: cosine 1
+        assert sorted(note_id for note_id, _ in nearest) == sorted(n.id for n in notes)
+
+        assert main(command) == 0
+        assert json.loads(capsys.readouterr().out)["index"]["found"] == 0  # nothing left without a vector
+        http.close()
+        assert guard.refused == []
+
+
+def test_missing_vectors_is_for_a_deployed_stack(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reindex", "--missing-vectors", "--data-dir", str(tmp_path)]) == 2
+    assert "add --stack NAME" in capsys.readouterr().err

@@ -3,11 +3,13 @@ stream as Lambda's event source would feed it (tests/support/streams.py), and th
 osmem-server behind the Serverless guard (real BM25, filters and document API; k-NN answered by the guard).
 
 A user would notice: any note of the project is found, by words or meaning, never another tenant's; a note written
-a moment ago is already known to remember; and when the index fails, search still answers and says how."""
+a moment ago is already known to remember; and when the index fails, search still answers and says how. A query
+the index refuses (a bug of ours) costs only its own leg: the other is still asked."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -23,6 +25,7 @@ from notewell.entrypoints.stream import handle_records
 from notewell.services import search as search_module
 from notewell.services.memory import RememberRequest, RememberStatus
 from notewell.services.search import SearchMode
+from tests.integration.test_stack_reindex import serve_from_a_legacy_index
 from tests.support.aoss import CREDENTIALS, REGION, stand_in_collection
 from tests.support.dynamo import count_operations, dynamodb_store
 from tests.support.mcp_harness import connect, make_app, ok, running
@@ -252,3 +255,23 @@ def test_filters_hold_for_notes_only_the_vector_leg_proposed(aws: AwsStack) -> N
     only_tasks = SearchFilters(types=frozenset({NoteType.TASK}))
     found = aws.services.search.run(aws.me, "api", "jobs queue", semantic=True, filters=only_tasks)
     assert [h.note.id for h in found.hits] == [task.id]
+
+
+def test_a_query_the_index_refuses_is_logged_as_a_bug_and_the_keyword_leg_still_answers(
+    aws: AwsStack, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An index as the version before made it: its vector field names no engine, so Serverless built nmslib, which
+    # answers every filtered vector query with 400. That is no outage: the keyword leg is still asked, every time.
+    note_id = aws.note("Payment retries", "Stripe webhooks are retried with exponential backoff.")
+    serve_from_a_legacy_index(aws.http, aws.services, aws.me, [note_id], aws.embedder)
+    aws.guard.seen.clear()
+    with caplog.at_level(logging.ERROR, logger="notewell.adapters.opensearch"):
+        first = aws.services.search.run(aws.me, "api", "stripe webhooks", semantic=True)
+        second = aws.services.search.run(aws.me, "api", "stripe webhooks", semantic=True)
+    for found in (first, second):
+        assert found.mode is SearchMode.FULLTEXT and [h.note.id for h in found.hits] == [note_id]
+        assert "HTTP 400" in (found.fallback or "")
+    kinds = ["vector" if "knn" in s.body["query"] else "keyword" for s in aws.guard.searches()]
+    assert kinds == ["vector", "keyword", "vector", "keyword"]  # nothing rested
+    refusals = [r for r in caplog.records if r.levelno == logging.ERROR and "HTTP 400" in r.getMessage()]
+    assert len(refusals) == 2

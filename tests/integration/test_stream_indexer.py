@@ -2,18 +2,21 @@
 a moto table and the documents in a real OpenSearch-compatible engine behind the Serverless guard.
 
 What a user would notice: a note is findable once, at its newest state, whatever order, repetition or failure the
-stream brings; a deleted note never comes back; a record that cannot be indexed holds up nothing but itself."""
+stream brings; a deleted note never comes back; a record that cannot be indexed holds up nothing but itself. An
+operator would notice: notes indexed without their vector are counted in the metric an alarm watches, and an index
+that maps vectors otherwise than pinned stops the indexer with an error instead of failing every search quietly."""
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from notewell.adapters.hash_embedder import HashEmbedder
-from notewell.adapters.opensearch import ALIAS, SignedHttp
+from notewell.adapters.opensearch import ALIAS, SignedHttp, index_settings
 from notewell.bootstrap import indexer
 from notewell.config import Settings
 from notewell.entrypoints.stream import handle_records
@@ -210,3 +213,49 @@ def test_the_guard_refuses_what_serverless_refuses(stack: Stack) -> None:
     with pytest.raises(SearchUnavailableError, match="404"):
         stack.http.request("POST", f"/{ALIAS}/_refresh", timeout=5)
     stack.guard.refused.clear()
+
+
+def emf_lines(text: str) -> list[dict[str, Any]]:
+    return [line for line in map(json.loads, text.splitlines()) if "_aws" in line]
+
+
+def test_notes_indexed_without_their_vector_are_counted_in_the_indexer_metric(
+    stack: Stack, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from functions.indexer import app
+
+    for name, value in {"NOTEWELL_METRICS": "emf", "POWERTOOLS_METRICS_NAMESPACE": "Notewell",
+                        "POWERTOOLS_SERVICE_NAME": "notewell"}.items():  # fmt: skip  # as template.yaml sets them
+        monkeypatch.setenv(name, value)
+    app._metrics.cache_clear()
+    try:
+        monkeypatch.setattr(app, "_indexer", lambda: stack.make_indexer(DownEmbedder()))
+        capsys.readouterr()
+        assert app.handler(event("insert"), None) == {"batchItemFailures": []}
+        (line,) = emf_lines(capsys.readouterr().out)
+        assert line["_aws"]["CloudWatchMetrics"] == [{
+            "Namespace": "Notewell", "Dimensions": [["service"]],
+            "Metrics": [{"Name": "NotesIndexedWithoutVector", "Unit": "Count"}],
+        }]  # fmt: skip
+        assert (line["service"], line["NotesIndexedWithoutVector"]) == ("indexer", [2.0])  # the batch's two notes
+
+        monkeypatch.setattr(app, "_indexer", lambda: stack.indexer)  # the model answers again
+        assert app.handler(event("modify"), None) == {"batchItemFailures": []}
+        (line,) = emf_lines(capsys.readouterr().out)
+        assert line["NotesIndexedWithoutVector"] == [0.0]  # every batch reports: the alarm sees data while all is well
+    finally:
+        app._metrics.cache_clear()
+
+
+def test_an_index_that_maps_vectors_otherwise_stops_the_indexer_with_an_error(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The index of this model exists already, its vector field naming no engine (a Serverless collection then
+    # builds nmslib, which refuses the filter inside every vector query): nothing is written to it.
+    wrong = index_settings(stack.embedder.dimensions)
+    wrong["mappings"]["properties"]["embedding"] = {"type": "knn_vector", "dimension": stack.embedder.dimensions}
+    stack.http.request("PUT", f"/{stack.indexer.target.index}", wrong, timeout=5)
+    with caplog.at_level(logging.ERROR):
+        assert stack.deliver("insert") == ["1000000000000000000001"]
+    assert any("maps its vectors as" in r.getMessage() for r in caplog.records if r.levelno == logging.ERROR)
+    assert stack.adds() == 0 and stack.pointer(NOTE) is None

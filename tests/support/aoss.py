@@ -7,8 +7,10 @@ adapter's HTTP client and osmem, as an httpx2 transport:
 * it refuses, with Serverless's own statuses, what a vector collection refuses: a custom document id
   (`PUT|POST <index>/_doc/<id>`, `_create/<id>`), any `refresh` parameter, `_refresh`, `_delete_by_query`,
   `GET /` (search.md §2);
-* it answers `knn` queries itself: brute-force cosine over the vectors osmem holds, after osmem applies the query's
-  own filter (so the filter is exercised by a real engine), scored (1 + cos) / 2 as `cosinesimil` is;
+* it answers `knn` queries itself: brute force over the vectors osmem holds, after osmem applies the query's own
+  filter (so the filter is exercised by a real engine), scored as the field's engine and space score (k-NN
+  "Spaces"); a filter inside `knn` on a field whose engine is nmslib (the engine a Serverless vector collection
+  builds when the mapping names none) is refused with 400, as Serverless refuses it;
 * it records every request (method, path, query, JSON body, headers) for the tests to inspect.
 """
 
@@ -95,6 +97,12 @@ class ServerlessGuard(httpx2.BaseTransport):
 
     def _knn(self, path: str, body: dict[str, Any], knn: dict[str, Any]) -> httpx2.Response:
         ((field_name, spec),) = knn.items()
+        mapping = self._forward("GET", path.rsplit("/_search", 1)[0] + "/_mapping", {}, b"")
+        if mapping.status_code >= 300:  # no such index: osmem's own answer
+            return mapping
+        engine, space = _method_of(mapping.json(), field_name)
+        if spec.get("filter") is not None and engine not in ("faiss", "lucene"):
+            return _refusal(400, "illegal_argument_exception", f"Engine [{engine.upper()}] does not support filters")
         query = [float(x) for x in spec["vector"]]
         candidates_body = {"size": 10_000, "query": spec.get("filter") or {"match_all": {}}}
         response = self._forward("POST", path, {}, json.dumps(candidates_body).encode())
@@ -105,8 +113,7 @@ class ServerlessGuard(httpx2.BaseTransport):
             vector = hit["_source"].get(field_name)
             if vector is None:
                 continue
-            cos = _cosine(query, [float(x) for x in vector])
-            scored.append(((1.0 + cos) / 2.0, hit))
+            scored.append((_score(space, query, [float(x) for x in vector]), hit))
         scored.sort(key=lambda pair: -pair[0])
         wanted = body.get("_source")
         hits = []
@@ -121,9 +128,22 @@ class ServerlessGuard(httpx2.BaseTransport):
         return [s for s in self.seen if s.path.endswith("/_search")]
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return sum(x * y for x, y in zip(a, b, strict=True)) / norm if norm else 0.0
+def _method_of(mappings: dict[str, Any], field_name: str) -> tuple[str, str]:
+    """The engine and space of a vector field, from `GET <index>/_mapping` (Serverless's defaults: nmslib, l2)."""
+    field = next(iter(mappings.values()))["mappings"]["properties"][field_name]
+    method = field.get("method", {})
+    return method.get("engine", "nmslib"), method.get("space_type", field.get("space_type", "l2"))
+
+
+def _score(space: str, a: list[float], b: list[float]) -> float:
+    """The OpenSearch score of a hit, by space (k-NN "Spaces"; cosinesimil as faiss and Lucene score it from 2.19)."""
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    if space == "innerproduct":
+        return dot + 1.0 if dot > 0 else 1.0 / (1.0 - dot)
+    if space == "cosinesimil":
+        norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+        return (1.0 + (dot / norm if norm else 0.0)) / 2.0
+    return 1.0 / (1.0 + sum((x - y) ** 2 for x, y in zip(a, b, strict=True)))
 
 
 def guarded_http(upstream: str) -> tuple[SignedHttp, ServerlessGuard]:

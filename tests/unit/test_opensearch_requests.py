@@ -8,20 +8,25 @@ import http.server
 import json
 import threading
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 import httpx2
+import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
 from notewell.adapters.opensearch import (
+    VECTOR_METHOD,
     OpenSearchIndex,
     SignedHttp,
+    cosine_of,
     index_name,
     index_settings,
     keyword_query,
     vector_query,
 )
 from notewell.domain import hybrid
+from notewell.domain.calibration import HybridWeights
 from notewell.domain.model import NoteStatus, NoteType, SearchFilters
 from tests.support.aoss import CREDENTIALS, REGION
 
@@ -81,15 +86,32 @@ def test_the_vector_query_filters_inside_the_knn_clause() -> None:
     }
 
 
-def test_the_index_mapping_is_strict_and_portable_across_generations() -> None:
+def test_the_vector_field_is_pinned_to_faiss_hnsw_and_a_new_method_means_a_new_index() -> None:
     mapping = index_settings(512)
     assert mapping["settings"] == {"index.knn": True}
     assert mapping["mappings"]["dynamic"] == "strict"
-    # NextGen refuses `engine` (and `method`): type, dimension and space only.
+    # Unnamed, a Serverless collection builds nmslib, which refuses the filter inside every vector query (HTTP 400).
     assert mapping["mappings"]["properties"]["embedding"] == {
-        "type": "knn_vector", "dimension": 512, "space_type": "cosinesimil",
+        "type": "knn_vector", "dimension": 512,
+        "method": {"name": "hnsw", "engine": "faiss", "space_type": "innerproduct"},
     }  # fmt: skip
-    assert index_name("amazon.titan-embed-text-v2:0/1024", 1024) != index_name("amazon.titan-embed-text-v2:0/512", 512)
+    names = {index_name(m, d) for m, d in [("titan/1024", 1024), ("titan/512", 512), ("other/1024", 1024)]}
+    assert len(names) == 3
+    with patch.dict(VECTOR_METHOD, space_type="l2"):  # another method: another index, filled, then the alias moved
+        assert index_name("titan/1024", 1024) not in names
+
+
+@pytest.mark.parametrize(
+    ("cosine", "score"),
+    # faiss innerproduct scores (k-NN "Spaces", d = -x.y): 1 / (1 + d) when d >= 0, else 1 - d.
+    [(1.0, 2.0), (0.5, 1.5), (0.0, 1.0), (-0.25, 0.8), (-1.0, 0.5)],
+)
+def test_a_knn_score_converts_back_to_the_cosine_of_unit_vectors(cosine: float, score: float) -> None:
+    assert cosine_of(score) == pytest.approx(cosine)
+
+
+def test_vectors_go_out_at_unit_length_so_their_inner_product_is_the_cosine() -> None:
+    assert vector_query("ws1", "prj1", "m", (3.0, 4.0), 5)["query"]["knn"]["embedding"]["vector"] == [0.6, 0.8]
 
 
 def test_a_hybrid_search_sends_both_legs_and_fuses_them_with_the_shared_function() -> None:
@@ -98,9 +120,9 @@ def test_a_hybrid_search_sends_both_legs_and_fuses_them_with_the_shared_function
     def collection(request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content)
         sent.append(body)
-        # k-NN answers cosinesimil scores, (1 + cos) / 2; BM25 lists "a" twice (an orphan document of one note).
+        # k-NN answers faiss innerproduct scores, 1 + cos; BM25 lists "a" twice (an orphan document of one note).
         knn = "knn" in body["query"]
-        hits = [("b", 0.975), ("c", 0.95)] if knn else [("a", 10.0), ("b", 5.0), ("a", 9.0)]
+        hits = [("b", 1.95), ("c", 1.9)] if knn else [("a", 10.0), ("b", 5.0), ("a", 9.0)]
         return httpx2.Response(200, json={"hits": {"hits": [
             {"_id": f"doc-{i}", "_score": score, "_source": {"noteId": note, "version": 1}}
             for i, (note, score) in enumerate(hits)
@@ -115,7 +137,7 @@ def test_a_hybrid_search_sends_both_legs_and_fuses_them_with_the_shared_function
     nearest = index.nearest("ws1", "prj1", "m", (1.0, 0.0), 30)
     assert keyword == [("a", 10.0), ("b", 5.0)]  # each note once, at its best document
     assert [(n, round(c, 6)) for n, c in nearest] == [("b", 0.95), ("c", 0.9)]  # cosines
-    fused = hybrid.fuse(keyword, nearest, 3)
+    fused = hybrid.fuse(keyword, nearest, 3, weights=HybridWeights(vector=0.85, entity=0.2))  # a tuned model's
     assert [f.note_id for f in fused] == ["b", "c", "a"]
     assert [body["size"] for body in sent] == [30, 30]
     http.close()

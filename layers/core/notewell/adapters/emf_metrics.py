@@ -31,6 +31,15 @@ class EmfCallMetrics:
         metrics.add_metric(name="Errors", unit=MetricUnit.Count, value=0 if outcome == "ok" else 1)
         metrics.add_metric(name="Faults", unit=MetricUnit.Count, value=1 if outcome == "internal" else 0)
         metrics.add_metric(name="Duration", unit=MetricUnit.Milliseconds, value=round(duration_ms, 2))
+        self._write(metrics)
+
+    def record_count(self, name: str, value: int) -> None:
+        """One count under `name`, with the `service` dimension alone (what an alarm on the name watches)."""
+        metrics = EphemeralMetrics(namespace=self._namespace, service=self._service)
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+        self._write(metrics)
+
+    def _write(self, metrics: EphemeralMetrics) -> None:
         line = json.dumps(metrics.serialize_metric_set(), separators=(",", ":"))
         stream = self._stream or sys.stdout
         with self._lock:

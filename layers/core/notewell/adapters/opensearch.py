@@ -1,18 +1,26 @@
 """OpenSearch Serverless: the notes' full-text and vector index on AWS (one VECTORSEARCH collection).
 
-One index per embedding model (`index_name`), reached through the alias `notes`, holds one document per live note:
-its text fields, keyword filters (workspace, project, type, status, tags) and its vector. Serverless vector
-collections take no custom document ids and no refresh, so a document's id is the one the collection hands out and
-the stream indexer keeps it, with the note's version, in a pointer item of the table (services/indexing.py).
+One index per embedding model and vector method (`index_name`), reached through the alias `notes`, holds one
+document per live note: its text fields, keyword filters (workspace, project, type, status, tags) and its vector.
+Serverless vector collections take no custom document ids and no refresh, so a document's id is the one the
+collection hands out and the stream indexer keeps it, with the note's version, in a pointer item of the table
+(services/indexing.py).
 
 The index only proposes: every hit is hydrated from the table (`hydrate`, one BatchGetItem), and a note that is gone,
 moved, changed since or filtered out is dropped there; two documents of one note (a crash between indexing and the
 pointer write) count once. Every query carries the workspace and the project in its filter (`tenant_filter`); the
 vector query filters inside the `knn` clause (efficient filtering), so `k` hits come from the caller's project.
 
+The vector field is pinned to faiss HNSW (`VECTOR_METHOD`): a Serverless vector collection runs no Lucene engine, and
+with no engine named it builds nmslib, which refuses a filter inside `knn` (HTTP 400 on every semantic query). The
+index is checked after it is made (`OpenSearchDocuments.ensure_index`), so a collection that mapped it otherwise
+fails the indexer loudly instead of every query quietly.
+
 Requests are signed with SigV4 for the `aoss` service and sent with one short timeout and no retry: a failure raises
-SearchUnavailableError, the caller falls through to the next mode, and the index rests `REST_SECONDS` so the next
-calls fall through at once instead of each paying the timeout again.
+SearchUnavailableError and the caller falls through to the next mode. When the collection cannot serve (a timeout,
+no connection, 5xx, 429, 403) the index rests `REST_SECONDS`, so the next calls fall through at once instead of each
+paying the timeout again; a request it refuses (another 4xx) is our bug, logged as an error, and the next request,
+such as the keyword leg after a refused vector leg, is still sent.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -51,16 +60,27 @@ REST_SECONDS = 30.0
 KEYWORD_FIELDS = ("title^3", "tags^2", "body")
 BODY_CHARS = 20_000  # what the index keeps of a body for BM25 (the note itself is in the table)
 LEAN_SOURCE = ["noteId", "version"]
+# faiss: the only engine of a Serverless vector collection that filters inside `knn` (Lucene is not offered there).
+# `innerproduct` of unit vectors (`unit`) is their cosine, scored by one formula in every k-NN version (`cosine_of`);
+# faiss takes `cosinesimil` only from OpenSearch 2.19, the version that also changed its score from 1 / (2 - cos).
+VECTOR_METHOD = {"name": "hnsw", "engine": "faiss", "space_type": "innerproduct"}
+OUTAGE_STATUSES = (403, 429)  # with every 5xx: the collection cannot serve now; other refusals are bugs of ours
 
 
 def index_name(model_id: str, dimensions: int) -> str:
-    """The index of one embedding model: a new model or size means a new index, filled, then the alias moved."""
-    digest = hashlib.sha256(f"{model_id}|{dimensions}".encode()).hexdigest()[:10]
+    """The index of one embedding model and vector method: a new model, size or method means a new index, filled,
+    then the alias moved (`notewell reindex --stack`)."""
+    method = json.dumps(VECTOR_METHOD, sort_keys=True)
+    digest = hashlib.sha256(f"{model_id}|{dimensions}|{method}".encode()).hexdigest()[:10]
     return f"notes-{digest}"
 
 
+def vector_field(dimensions: int) -> dict[str, Any]:
+    return {"type": "knn_vector", "dimension": dimensions, "method": dict(VECTOR_METHOD)}
+
+
 def index_settings(dimensions: int) -> dict[str, Any]:
-    """The index definition. `knn_vector` gives only type, dimension and space: what Classic and NextGen both take."""
+    """The index definition: strict, keyword filters, English text, and the pinned vector field."""
     text = {"type": "text", "analyzer": "english"}
     keyword = {"type": "keyword"}
     return {
@@ -70,8 +90,7 @@ def index_settings(dimensions: int) -> dict[str, Any]:
             "properties": {
                 "noteId": keyword, "workspace": keyword, "projectId": keyword, "type": keyword, "status": keyword,
                 "tags": keyword, "model": keyword, "version": {"type": "long"}, "updatedAt": {"type": "date"},
-                "title": text, "body": text,
-                "embedding": {"type": "knn_vector", "dimension": dimensions, "space_type": "cosinesimil"},
+                "title": text, "body": text, "embedding": vector_field(dimensions),
             },
         },
     }  # fmt: skip
@@ -93,8 +112,14 @@ def document(note: Note, vector: Vector | None, model_id: str) -> dict[str, Any]
         "body": note.body[:BODY_CHARS],
     }
     if vector is not None:
-        doc["embedding"] = list(vector)
+        doc["embedding"] = unit(vector)
     return doc
+
+
+def unit(vector: Vector) -> list[float]:
+    """`vector` scaled to length 1, so that an inner product of two is their cosine (a zero vector stays as it is)."""
+    norm = math.sqrt(sum(x * x for x in vector))
+    return [x / norm for x in vector] if norm else [float(x) for x in vector]
 
 
 def tenant_filter(workspace_id: str, project_id: str, filters: SearchFilters | None = None) -> list[dict[str, Any]]:
@@ -132,7 +157,7 @@ def vector_query(workspace_id: str, project_id: str, model_id: str, vector: Vect
         "query": {
             "knn": {
                 "embedding": {
-                    "vector": list(vector),
+                    "vector": unit(vector),
                     "k": size,
                     "filter": {
                         "bool": {"filter": [*tenant_filter(workspace_id, project_id), {"term": {"model": model_id}}]}
@@ -159,9 +184,45 @@ def vectors_query(workspace_id: str, note_ids: Sequence[str], model_id: str) -> 
     }
 
 
+def missing_vectors_query(size: int, after: Sequence[str] | None) -> dict[str, Any]:
+    """A page of the documents that have no vector (indexed while the model failed), in (workspace, note) order."""
+    body: dict[str, Any] = {
+        "size": size,
+        "_source": ["workspace", "noteId"],
+        "query": {"bool": {"must_not": [{"exists": {"field": "embedding"}}]}},
+        "sort": [{"workspace": "asc"}, {"noteId": "asc"}],
+    }
+    if after is not None:
+        body["search_after"] = list(after)
+    return body
+
+
+def alias_actions(alias: str, index: str, previous: Sequence[str]) -> dict[str, Any]:
+    """One `_aliases` request: readers move from `previous` to `index` at once, never seeing both or neither."""
+    removals = [{"remove": {"index": name, "alias": alias}} for name in previous]
+    return {"actions": [*removals, {"add": {"index": index, "alias": alias}}]}
+
+
 def cosine_of(score: float) -> float:
-    """OpenSearch scores a `cosinesimil` hit (1 + cos) / 2; the fusion takes the cosine."""
-    return 2.0 * score - 1.0
+    """The cosine of a k-NN hit, from its score. faiss scores `innerproduct` (k-NN "Spaces": distance d = -x.y) as
+    1 / (1 + d) when d >= 0, else 1 - d; over unit vectors x.y is the cosine. Clipped to [-1, 1]."""
+    if score > 1.0:
+        return min(score - 1.0, 1.0)
+    return max(1.0 - 1.0 / score, -1.0) if score > 0.0 else -1.0
+
+
+class IndexRefusedError(SearchUnavailableError):
+    """The collection answered with an error `status`."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def is_outage(exc: SearchUnavailableError) -> bool:
+    """Whether the collection cannot serve now (no answer in time, no connection, 5xx, throttled, our role refused),
+    rather than refusing one request it will refuse again (a 400: a bug in the request)."""
+    return not isinstance(exc, IndexRefusedError) or exc.status >= 500 or exc.status in OUTAGE_STATUSES
 
 
 class SignedHttp:
@@ -210,7 +271,7 @@ class SignedHttp:
             raise SearchUnavailableError(f"the search index is unreachable ({type(exc).__name__})") from exc
         status = response.status_code
         if status >= 300 and status not in allow:
-            raise SearchUnavailableError(f"the search index answered HTTP {status}: {_reason(response.text)}")
+            raise IndexRefusedError(status, f"the search index answered HTTP {status}: {_reason(response.text)}")
         try:
             payload = response.json() if response.content else {}
         except ValueError as exc:
@@ -325,7 +386,10 @@ class OpenSearchIndex:
             status, payload = self._http.request(
                 "POST", f"/{quote(self._alias)}/_search", body, timeout=self._timeout, allow=(404,)
             )
-        except SearchUnavailableError:
+        except SearchUnavailableError as exc:
+            if not is_outage(exc):
+                logger.error("the search index refused a query: a bug in the request, not an outage (%s)", exc)
+                raise
             with self._lock:
                 self._resting_until = self._monotonic() + self._rest
             raise
@@ -360,7 +424,8 @@ class IndexedDocument:
 
 
 class OpenSearchDocuments:
-    """The indexer's side: create the model's index behind the alias, add documents, delete them by id."""
+    """The indexer's side: create the model's index behind the alias, add documents, delete them by id, and move
+    the alias to a rebuilt index."""
 
     def __init__(self, http: SignedHttp, *, alias: str = ALIAS, timeout: float = WRITE_TIMEOUT_SECONDS) -> None:
         self._http = http
@@ -368,22 +433,60 @@ class OpenSearchDocuments:
         self._timeout = timeout
 
     def ensure_index(self, name: str, dimensions: int) -> bool:
-        """Create index `name` and point the alias at it when the alias points nowhere yet; True when created."""
+        """Create index `name` unless it exists, check how it maps vectors, and point the alias at it when the alias
+        points nowhere yet; True when created.
+
+        Raises:
+            SearchUnavailableError: the collection failed, or the index maps its vectors otherwise than pinned.
+        """
         status, _ = self._http.request("HEAD", f"/{quote(name)}", timeout=self._timeout, allow=(404,))
         if status == 404:
             self._http.request("PUT", f"/{quote(name)}", index_settings(dimensions), timeout=self._timeout)
-        status, aliases = self._http.request(
-            "GET", f"/_alias/{quote(self._alias)}", timeout=self._timeout, allow=(404,)
-        )
-        if status == 404 or not aliases:
+        self._check_vectors(name, dimensions)
+        if not self.alias_targets():
             self.point_alias(name)
         return status == 404
 
-    def point_alias(self, name: str, *, previous: str | None = None) -> None:
-        actions: list[dict[str, Any]] = [{"add": {"index": name, "alias": self._alias}}]
-        if previous is not None:
-            actions.insert(0, {"remove": {"index": previous, "alias": self._alias}})
-        self._http.request("POST", "/_aliases", {"actions": actions}, timeout=self._timeout)
+    def _check_vectors(self, name: str, dimensions: int) -> None:
+        _, payload = self._http.request("GET", f"/{quote(name)}/_mapping", timeout=self._timeout)
+        mapped: Any = payload.get(name) or next(iter(payload.values()), {})  # keyed by the index's own name
+        field = mapped.get("mappings", {}).get("properties", {}).get("embedding", {})
+        method = field.get("method") or {}
+        found = {
+            "type": field.get("type"), "dimension": field.get("dimension"), "name": method.get("name"),
+            "engine": method.get("engine"), "space_type": method.get("space_type", field.get("space_type")),
+        }  # fmt: skip
+        wanted = {"type": "knn_vector", "dimension": dimensions, **VECTOR_METHOD}
+        if found != wanted:
+            logger.error("search index %s maps its vectors as %s, not %s", name, found, wanted)
+            raise SearchUnavailableError(
+                f"the search index {name} maps its vectors as {found}, not {wanted}: its vector queries would fail "
+                "or score wrongly; delete it and run notewell reindex --stack"
+            )
+
+    def alias_targets(self) -> list[str]:
+        """The indexes the alias points at (none before the first index exists)."""
+        status, aliases = self._http.request(
+            "GET", f"/_alias/{quote(self._alias)}", timeout=self._timeout, allow=(404,)
+        )
+        return [] if status == 404 else sorted(aliases)
+
+    def point_alias(self, name: str, *, previous: Sequence[str] = ()) -> None:
+        """Point the alias at `name` instead of `previous`, in one atomic request."""
+        self._http.request("POST", "/_aliases", alias_actions(self._alias, name, previous), timeout=self._timeout)
+
+    def drop_index(self, name: str) -> None:
+        """Delete an index no alias serves any more; one already gone is fine."""
+        self._http.request("DELETE", f"/{quote(name)}", timeout=self._timeout, allow=(404,))
+
+    def missing_vectors(self, index: str, limit: int, after: Sequence[str] | None) -> list[tuple[str, str]]:
+        """(workspace, note id) of up to `limit` documents without a vector, in that order, after `after`."""
+        body = missing_vectors_query(limit, after)
+        _, payload = self._http.request("POST", f"/{quote(index)}/_search", body, timeout=self._timeout)
+        return [
+            (str(source.get("workspace", "")), str(source.get("noteId", "")))
+            for source in (hit.get("_source", {}) for hit in _hits(payload))
+        ]
 
     def add(self, index: str, doc: Mapping[str, Any]) -> str:
         """Add a document; the collection picks its id (vector collections refuse ours). Returns the id."""

@@ -191,6 +191,12 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument(
         "--search-endpoint", default=None, help="With --stack: the collection endpoint ($NOTEWELL_SEARCH_ENDPOINT)."
     )
+    reindex.add_argument(
+        "--missing-vectors",
+        action="store_true",
+        help="With --stack: only give their vector to the notes indexed without one (while the embedding model was "
+        "failing), found through the index; cheaper than the full rebuild, which does it too.",
+    )
     _common(reindex)
 
     connect = verbs.add_parser("connect", help="Print how to connect MCP clients to a deployed stack (or a URL).")
@@ -926,6 +932,8 @@ def _reindex_stack(args: argparse.Namespace) -> int:
     if args.search_endpoint:
         environ["NOTEWELL_SEARCH_ENDPOINT"] = args.search_endpoint
     settings = Settings.from_env(environ)
+    if args.missing_vectors:
+        return _reembed_stack(settings, args)
     upgraded = _counting("Upgrading notes", lambda progress: stack_upgrade(settings, progress=progress))
     lines = [
         f"Table: {upgraded.projects} projects moved onto the lean context index ({upgraded.notes} notes rewritten)."
@@ -944,13 +952,54 @@ def _reindex_stack(args: argparse.Namespace) -> int:
         if report.projects_not_swept:
             line += f"; {report.projects_not_swept} projects too large to sweep whole for orphans"
         lines.append(line + ".")
+        if report.without_vector:
+            lines.append(
+                f"{report.without_vector} notes were indexed without their vector (the embedding model failed); "
+                "run notewell reindex --stack --missing-vectors once it answers."
+            )
+        if report.moved_from:
+            lines.append(f"Search now reads {report.index} (it read {', '.join(report.moved_from)}).")
+        if report.kept:
+            lines.append(
+                f"Could not delete the index it left ({', '.join(report.kept)}): delete it by hand, or give the "
+                "reindexing principal aoss:DeleteIndex."
+            )
     print(json.dumps(result) if args.json else "\n".join(lines))
+    return 0
+
+
+def _reembed_stack(settings: Settings, args: argparse.Namespace) -> int:
+    """`reindex --stack --missing-vectors`: the documents indexed without a vector, given theirs."""
+    from notewell.adapters.opensearch import OpenSearchDocuments
+    from notewell.bootstrap import _signed_http, _store_for, indexer
+    from notewell.services.indexing import reembed_missing
+
+    if settings.search_endpoint is None:
+        raise ConfigError("--missing-vectors needs the search collection: pass --stack NAME or --search-endpoint.")
+    store, _ = _store_for(settings)
+    http = _signed_http(settings)
+    feeder = indexer(settings, store=store, http=http)
+    report = _counting(
+        "Embedding notes", lambda progress: reembed_missing(store, OpenSearchDocuments(http), feeder, progress=progress)
+    )
+    if args.json:
+        print(json.dumps({"index": dataclasses.asdict(report)}))
+    else:
+        line = (
+            f"Index {report.index} ({report.model_id}): {report.found} notes without a vector, {report.embedded} "
+            f"given theirs, {report.removed} of deleted notes removed"
+        )
+        if report.unchanged:
+            line += f"; {report.unchanged} unchanged (the model failed again, or a newer document holds the note)"
+        print(line + ".")
     return 0
 
 
 def _reindex(args: argparse.Namespace) -> int:
     if args.stack:
         return _reindex_stack(args)
+    if args.missing_vectors:
+        raise ConfigError("--missing-vectors works on a deployed stack: add --stack NAME.")
     services = bootstrap(_settings(args))
     if services.meaning is None:
         raise ConfigError(

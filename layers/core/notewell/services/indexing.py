@@ -13,6 +13,12 @@ on being ahead of what is stored:
 A crash between 2 and 3 leaves an orphan document; search counts each note once and hydrates it from the table, and
 `notewell reindex` deletes orphans. A deleted note keeps its pointer (no document), so an older event replayed later
 cannot bring it back; a note removed from the table gets a pointer no version can pass.
+
+A note the model could not embed is indexed by its words alone (its pointer says so) and counted
+(`Indexed.WITHOUT_VECTOR`, a metric of the stream indexer); `reembed_missing` later finds those documents and indexes
+them again with their vector, and a full `reindex_stack` does too. Pointers are per index: a new index (a new model,
+size or vector method) is filled from the table by `reindex_stack`, which then moves the search alias onto it in one
+request and deletes the index it leaves.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from notewell.domain.model import CONTEXT_INDEX_LAYOUT
 from notewell.ports import REMOVED_VERSION, EmbeddingUnavailableError, IndexPointer, SearchUnavailableError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
     from notewell.domain.model import Note
     from notewell.ports import ContextIndexUpgrade, Embedder, IndexPointers, Store, Vector
@@ -54,6 +60,22 @@ class NoteDocuments(Protocol):
 
     def documents_of(self, index: str, workspace_id: str, project_id: str, limit: int) -> list[tuple[str, str]]:
         """(document id, note id) of up to `limit` documents of one project, for the orphan sweep."""
+        ...
+
+    def missing_vectors(self, index: str, limit: int, after: Sequence[str] | None) -> list[tuple[str, str]]:
+        """(workspace id, note id) of up to `limit` documents without a vector, in that order, after `after`."""
+        ...
+
+    def alias_targets(self) -> list[str]:
+        """The indexes the search alias points at."""
+        ...
+
+    def point_alias(self, name: str, *, previous: Sequence[str] = ()) -> None:
+        """Move the search alias from `previous` to `name` in one atomic request."""
+        ...
+
+    def drop_index(self, name: str) -> None:
+        """Delete an index (already gone is fine). Raises SearchUnavailableError."""
         ...
 
 
@@ -170,6 +192,9 @@ class StackReindexReport:
     unchanged: int  # already indexed at their current state
     orphans: int  # documents no pointer claims, deleted
     projects_not_swept: int  # projects with SWEEP_LIMIT documents or more: orphans beyond may remain
+    without_vector: int = 0  # of `written`, those the model failed to embed (reembed_missing gives them theirs)
+    moved_from: tuple[str, ...] = ()  # indexes the search alias left for `index`
+    kept: tuple[str, ...] = ()  # of those, the ones that could not be deleted (delete them by hand)
 
 
 def reindex_stack(
@@ -212,11 +237,79 @@ def reindex_stack(
                 if note_id in claimed and claimed[note_id] != doc_id:
                     documents.delete(index, doc_id)
                     orphans += 1
+    moved_from, kept = _move_alias(documents, index)
     return StackReindexReport(
         index, indexer.target.model_id, notes,
         written=counts[Indexed.INDEXED] + counts[Indexed.WITHOUT_VECTOR],
         removed=counts[Indexed.REMOVED], unchanged=counts[Indexed.STALE] + counts[Indexed.OVERTAKEN],
-        orphans=orphans, projects_not_swept=not_swept,
+        orphans=orphans, projects_not_swept=not_swept, without_vector=counts[Indexed.WITHOUT_VECTOR],
+        moved_from=moved_from, kept=kept,
+    )  # fmt: skip
+
+
+def _move_alias(documents: NoteDocuments, index: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Once `index` is full, readers move onto it in one request, then the indexes they left are deleted: (left,
+    not deletable). A failed delete is reported, not raised: the move it follows is done and stays."""
+    previous = tuple(name for name in documents.alias_targets() if name != index)
+    if not previous:
+        return (), ()
+    documents.point_alias(index, previous=previous)
+    kept: list[str] = []
+    for name in previous:
+        try:
+            documents.drop_index(name)
+        except SearchUnavailableError as exc:
+            logger.warning("search alias moved to %s, but %s could not be deleted (%s)", index, name, exc)
+            kept.append(name)
+    return previous, tuple(kept)
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedReport:
+    index: str
+    model_id: str
+    found: int  # notes with a document that has no vector
+    embedded: int  # indexed again, with their vector
+    removed: int  # deleted or gone from the table: their document taken out
+    unchanged: int  # the model failed again, or a newer document already holds the note: run it again later
+
+
+def reembed_missing(
+    store: Store, documents: NoteDocuments, indexer: NoteIndexer, *, progress: Callable[[int], None] | None = None
+) -> ReembedReport:
+    """Give their vector to the notes indexed without one (the model was failing): the documents that have none,
+    page by page, each note read from the table and indexed again through the guarded `upsert`, safe beside the
+    stream. Notes are found through the index, not by walking every project as `reindex_stack` does.
+
+    Raises:
+        SearchUnavailableError: the index failed; what was done stays done, run it again.
+    """
+    indexer.ensure_ready()
+    index = indexer.target.index
+    counts = {outcome: 0 for outcome in Indexed}
+    found = 0
+    after: tuple[str, str] | None = None
+    while True:
+        listed = documents.missing_vectors(index, REINDEX_PAGE, after)
+        page = list(dict.fromkeys(listed))  # a note once, however many documents of it lack a vector
+        by_workspace: dict[str, list[str]] = {}
+        for workspace_id, note_id in page:
+            by_workspace.setdefault(workspace_id, []).append(note_id)
+        for workspace_id, note_ids in by_workspace.items():
+            notes = store.get_notes(workspace_id, note_ids)
+            for note_id in note_ids:
+                note = notes.get(note_id)
+                outcome = indexer.upsert(note) if note is not None else indexer.remove(workspace_id, note_id)
+                counts[outcome] += 1
+        found += len(page)
+        if progress is not None and page:
+            progress(found)
+        if len(listed) < REINDEX_PAGE:
+            break
+        after = listed[-1]
+    return ReembedReport(
+        index, indexer.target.model_id, found, embedded=counts[Indexed.INDEXED], removed=counts[Indexed.REMOVED],
+        unchanged=counts[Indexed.STALE] + counts[Indexed.OVERTAKEN] + counts[Indexed.WITHOUT_VECTOR],
     )  # fmt: skip
 
 
