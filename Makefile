@@ -92,3 +92,11 @@ build: $(SAM)
 # Guided (README: Deploy to AWS), unless DEPLOY_ARGS says otherwise, e.g. DEPLOY_ARGS="--no-confirm-changeset".
 deploy: build
 	SAM_CLI_TELEMETRY=0 $(SAM) deploy $(or $(DEPLOY_ARGS),--guided)
+
+# Deletes the stack samconfig.toml names (or TEARDOWN_ARGS="--stack-name NAME --region R"): sam delete asks first.
+# It keeps the notes table (DeletionPolicy Retain) and SAM's artifact bucket; README "Deleting the stack".
+.PHONY: teardown
+teardown: $(SAM)
+	SAM_CLI_TELEMETRY=0 $(SAM) delete $(TEARDOWN_ARGS)
+	@echo 'Kept: the notes table (deletion-protected by default) and the aws-sam-cli-managed-default bucket;'
+	@echo 'README "Deleting the stack" says how to export the notes and delete the table.'

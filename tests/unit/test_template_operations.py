@@ -173,3 +173,83 @@ def test_the_judge_is_off_unless_a_model_is_named_and_may_call_only_that_model(t
     assert statement["Action"] == "bedrock:InvokeModel"
     assert all("${JudgeModelId}" in r["Fn::Sub"] for r in statement["Resource"])
     assert judge["Fn::If"][2] == {"Ref": "AWS::NoValue"}
+
+
+def metric_ids(expression: str) -> set[str]:
+    """The metric and expression ids an alarm expression names (ids start lower-case; functions are upper-case)."""
+    return set(re.findall(r"\b[a-z][A-Za-z0-9_]*\b", expression))
+
+
+def test_alarms_over_several_metrics_fire_when_only_one_of_them_has_data(template: dict[str, Any]) -> None:
+    """A metric with nothing to report (no throttles, a function not invoked) has no data point, and `m1 + m2` can
+    be left without a value by it: the alarm would wait for every metric to report at once. Every expression over
+    two or more metrics adds them with SUM(METRICS()) or fills each gap with FILL(m, 0)."""
+    expressions = {
+        f"{name}.{m['Id']}": m["Expression"]
+        for name, alarm in of_type(template, "AWS::CloudWatch::Alarm").items()
+        for m in alarm["Properties"].get("Metrics", [])
+        if "Expression" in m
+    }
+    assert expressions  # the alarms over several metrics have one each
+    for where, expression in expressions.items():
+        compact = expression.replace(" ", "")
+        if re.fullmatch(r"SUM\(METRICS\(\)\)", compact):
+            continue
+        filled = set(re.findall(r"FILL\(([a-z][A-Za-z0-9_]*),0\)", compact))
+        named = metric_ids(compact)
+        assert len(named) < 2 or named <= filled, (where, expression)
+
+
+def event_source(template: dict[str, Any]) -> dict[str, Any]:
+    (source,) = [e["Properties"] for e in template["Resources"]["IndexerFunction"]["Properties"]["Events"].values()]
+    return source  # type: ignore[no-any-return]
+
+
+def test_an_indexer_falling_behind_its_stream_raises_an_alarm_before_records_are_given_up(
+    template: dict[str, Any],
+) -> None:
+    (alarm,) = [
+        a for a in of_type(template, "AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "IteratorAge"
+    ]  # fmt: skip
+    props = alarm["Properties"]
+    assert alarm.get("Condition") == "HasSearch"  # exactly when the indexer exists
+    assert props["Namespace"] == "AWS/Lambda" and props["Statistic"] == "Maximum"
+    assert props["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "IndexerFunction"}}]
+    assert props["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    # Milliseconds behind the stream, at most half the age at which the event source gives records up, and
+    # noticed within a quarter of an hour.
+    given_up_ms = event_source(template)["MaximumRecordAgeInSeconds"] * 1000
+    assert 0 < props["Threshold"] <= given_up_ms / 2
+    assert props["Period"] * props["EvaluationPeriods"] <= 900
+
+
+def test_notes_indexed_without_vectors_raise_an_alarm_on_the_metric_the_indexer_emits(
+    template: dict[str, Any],
+) -> None:
+    """The indexer counts notes it stored without a vector (Bedrock down) as NotesIndexedWithoutVector, in the
+    embedded metric format: its POWERTOOLS_METRICS_NAMESPACE, one dimension, service=indexer."""
+    indexer_env = template["Resources"]["IndexerFunction"]["Properties"]["Environment"]["Variables"]
+    global_env = template["Globals"]["Function"]["Environment"]["Variables"]
+    namespace = indexer_env.get("POWERTOOLS_METRICS_NAMESPACE", global_env["POWERTOOLS_METRICS_NAMESPACE"])
+    (alarm,) = [
+        a for a in of_type(template, "AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "NotesIndexedWithoutVector"
+    ]  # fmt: skip
+    props = alarm["Properties"]
+    assert alarm.get("Condition") == "HasSearch"
+    assert props["Namespace"] == namespace == "Notewell"
+    assert props["Dimensions"] == [{"Name": "service", "Value": "indexer"}]
+    assert props["Statistic"] == "Sum" and props["Threshold"] == 1  # the first such note
+    assert props["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert props["TreatMissingData"] == "notBreaching"  # no line is emitted while every note gets its vector
+
+
+def test_the_stack_outputs_what_a_replay_of_the_failure_queue_needs(template: dict[str, Any]) -> None:
+    """The queue holds stream positions, not records: a replay reads them back from the stream and hands them to
+    the indexer function, which the operator finds by the stack's outputs (README "Records the indexer gave up
+    on")."""
+    outputs = template["Outputs"]
+    assert outputs["IndexerFailureQueue"]["Value"] == {"Ref": "IndexerFailures"}
+    assert outputs["IndexerFunctionName"]["Value"] == {"Ref": "IndexerFunction"}
+    assert outputs["IndexerFunctionName"]["Condition"] == template["Resources"]["IndexerFunction"]["Condition"]
