@@ -190,3 +190,88 @@ def test_a_section_with_more_notes_than_are_weighed_says_so(services: Services, 
     assert packed.beyond == [Section.DECISIONS]  # 25 weighed of 26; one constraint is all there is
     assert "More decisions exist than were weighed: pass a query, or search_notes with types" in packed.text
     assert packed.spent <= packed.budget
+
+
+def entries_of(result: Any) -> dict[str, dict[str, Any]]:
+    return {str(e["id"]): e for _, entries in result.packed.sections for e in entries}
+
+
+def test_without_a_query_standing_knowledge_is_shown_before_general_notes_and_status(
+    services: Services, me: Principal
+) -> None:
+    # A session hook asks with no query: the rules in force, the choices made, what failed and where work stopped
+    # must reach it before the project's day-to-day notes, however many newer ones there are.
+    standing = [
+        add(services, me, f"Rule {n}", f"Handlers never call vendor {n} synchronously; queue it.", NoteType.CONSTRAINT)
+        for n in range(6)
+    ] + [
+        add(services, me, f"Choice {n}", f"We chose queue {n} and turned down Kinesis.", NoteType.DECISION)
+        for n in range(6)
+    ]
+    chatter = [
+        add(services, me, f"Status {n}", f"Deploy {n} went out; dashboards look normal today.", NoteType.STATUS)
+        for n in range(20)
+    ]
+    result = context(services, me, detail=Detail.LEAN, max_tokens=700)
+    shown = {i for i, e in entries_of(result).items() if "excerpt" in e}
+    assert result.packed.omitted > 0, "the budget leaves notes out: the test is about which"
+    assert set(standing) <= shown
+    assert not set(chatter) <= shown  # what is left out is day-to-day chatter
+
+
+def test_a_constraint_leads_its_section_before_a_preference_and_a_decision_before_an_architecture_note(
+    services: Services, me: Principal
+) -> None:
+    preference = add(services, me, "Prefer tabs", "Tabs in Makefiles.", NoteType.PREFERENCE, importance=5)
+    constraint = add(services, me, "No PII in logs", "Never log emails.", NoteType.CONSTRAINT, importance=2)
+    architecture = add(services, me, "Hexagonal", "Ports and adapters.", NoteType.ARCHITECTURE, importance=5)
+    decision = add(services, me, "Opaque tokens", "Opaque tokens, not JWTs.", NoteType.DECISION, importance=2)
+    sections = ids_in(context(services, me))
+    assert sections["constraints"] == [constraint, preference]
+    assert sections["decisions"] == [decision, architecture]
+
+
+def test_a_handoff_is_read_at_length_when_no_query_is_given(services: Services, me: Principal) -> None:
+    stopped = "Work stopped at the S3 sink connector: the archive still reads Kinesis."
+    body = "Picking up the MSK migration. " + "Every consumer but one reads from MSK now. " * 8 + stopped
+    handoff = add(services, me, "Handoff: MSK migration", body, NoteType.HANDOFF)
+    fact = add(services, me, "Broker size", "Three brokers. " * 30, NoteType.FACT)
+    bare = entries_of(context(services, me, detail=Detail.BALANCED))
+    assert stopped in str(bare[handoff]["excerpt"])  # 450 characters in: past a balanced excerpt of 240
+    assert len(str(bare[fact]["excerpt"])) <= DETAIL_LEVELS[Detail.BALANCED].excerpt_chars + 1
+
+
+def test_with_a_query_a_match_shows_the_sentence_that_answers_it(services: Services, me: Principal) -> None:
+    body = (
+        "Driver phone numbers and street addresses are personal data under the carrier contract. "
+        "They are encrypted at rest in Postgres with pgcrypto and decrypted only in the dispatch view. "
+        "Consignee addresses never go into log lines or trace spans: log the stop id instead."
+    )
+    note = add(services, me, "Personal data in the dispatch platform", body, NoteType.CONSTRAINT)
+    for n in range(8):
+        add(services, me, f"Depot {n}", f"Depot {n} opens at 5 am; trucks leave by 6.", NoteType.FACT)
+    result = context(services, me, detail=Detail.LEAN, query="may I log the consignee address to debug a stop?")
+    excerpt = str(entries_of(result)[note]["excerpt"])
+    assert excerpt.startswith("…Consignee addresses never go into log lines")
+
+
+def test_with_a_query_a_note_that_says_none_of_its_words_is_not_called_relevant(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    # In a tiny project the vector leg's nearest notes are every note: nearness alone is no match.
+    from notewell.adapters.hash_embedder import HashEmbedder
+    from notewell.adapters.sqlite import SqliteStore
+
+    store = SqliteStore(tmp_path / "floor.db")
+    try:
+        services = bootstrap(Settings(data_dir=tmp_path), store=store, clock=clock, embedder=HashEmbedder())
+        workspace = services.auth.create_workspace("acme")
+        me = services.auth.authenticate(services.auth.create_key(workspace.id).secret)
+        assert me is not None
+        bank = add(services, me, "Bank API polling", "We poll the bank's API every 5 minutes.", NoteType.FACT)
+        entries = add(services, me, "Ledger entries", "Ledger entries are immutable; use reversals.", NoteType.FACT)
+        relevant = ids_in(context(services, me, query="how do we correct a wrong ledger entry?")).get("relevant", [])
+        assert relevant == [entries]
+        assert bank not in relevant
+    finally:
+        store.close()

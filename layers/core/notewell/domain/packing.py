@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.lines import said_once
 from notewell.domain.model import Note, NoteStatus, NoteType
 from notewell.domain.rules import (
@@ -21,7 +23,9 @@ from notewell.domain.rules import (
     lean_text,
     parse_ts,
     shorten,
+    words,
 )
+from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -69,6 +73,13 @@ SECTION_TYPES: dict[Section, tuple[NoteType, ...]] = {
     Section.STATUS: (NoteType.STATUS, NoteType.HANDOFF),
     Section.OPEN_ITEMS: (NoteType.TASK,),
 }
+
+# What a new session must read first: rules always in force, choices in force (with what was turned down), what
+# failed, and where each thread of work stopped (a thread's older handoffs are superseded or historical, so the
+# live ones are the newest). Without a query these are paid for before anything else; the rest shares what is left.
+STANDING_TYPES = frozenset({NoteType.CONSTRAINT, NoteType.DECISION, NoteType.FAILED_APPROACH, NoteType.HANDOFF})
+HANDOFF_READ = 4  # without a query, a handoff's entry shows this many times the level's excerpt
+MATCH_READ = 3  # with a query, a match's entry shows this many times the level's excerpt
 
 LIVE_STATUSES = (NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED)
 HISTORY_STATUSES = (*LIVE_STATUSES, NoteStatus.HISTORICAL, NoteStatus.SUPERSEDED)
@@ -225,10 +236,10 @@ def cost(value: object) -> int:
     return estimate_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) + 1
 
 
-def full_entry(note: Note, excerpt_chars: int) -> dict[str, object]:
+def full_entry(note: Note, excerpt_chars: int, focus: frozenset[str] = frozenset()) -> dict[str, object]:
     entry: dict[str, object] = {
         "id": note.id, "title": note.title, "type": note.type.value, "status": note.status.value,
-        "updatedAt": note.updated_at, "excerpt": note_excerpt(note, excerpt_chars), "bodySize": note.body_size,
+        "updatedAt": note.updated_at, "excerpt": note_excerpt(note, excerpt_chars, focus), "bodySize": note.body_size,
     }  # fmt: skip
     if note.importance != 3:
         entry["importance"] = note.importance
@@ -237,10 +248,54 @@ def full_entry(note: Note, excerpt_chars: int) -> dict[str, object]:
     return entry
 
 
-def note_excerpt(note: Note, limit: int) -> str:
+def note_excerpt(note: Note, limit: int, focus: frozenset[str] = frozenset()) -> str:
     """The excerpt of a note, whole or lean (a lean note's body is `rules.lean_text` of the whole: the same excerpt
-    up to LEAN_BODY_CHARS; callers read whole notes for longer ones)."""
+    up to LEAN_BODY_CHARS; callers read whole notes for longer ones). With `focus` (a query's stems, focus_terms),
+    it starts at the sentence that holds most of them: the part of the note the agent asked about."""
+    start = focused_start(note.body, focus) if focus else 0
+    if start:
+        return "…" + excerpt(note.body[start:], limit - 1)
     return shorten(note.body, limit) if note.full_size is not None else excerpt(note.body, limit)
+
+
+def reading_chars(note: Note, section: Section, excerpt_chars: int, *, has_query: bool) -> int:
+    """How much of a note its entry shows: what the agent asked about (a query's matches) and, when it brings no
+    question, where each thread of work resumes (a handoff) are read at length; the rest at the level's excerpt."""
+    if has_query and section is Section.RELEVANT:
+        return excerpt_chars * MATCH_READ
+    if not has_query and note.type is NoteType.HANDOFF:
+        return excerpt_chars * HANDOFF_READ
+    return excerpt_chars
+
+
+def focus_terms(query: str) -> frozenset[str]:
+    """The stems of a query's words of substance: what an excerpt is focused on."""
+    function = vocabulary().function_words
+    return frozenset(stem(w) for w in words(query) if w not in function and len(w) > 1)
+
+
+def mentions(note: Note, focus: frozenset[str]) -> bool:
+    """Whether the note says any of a query's words (focus_terms) in its title, tags or body: the floor under
+    what get_context calls relevant, so a tiny project's nearest notes are not passed off as matches."""
+    said = words(" ".join((note.title, *note.tags, note.body[:FOCUS_CHARS])))
+    return not focus or not focus.isdisjoint(stem(w) for w in said)
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")  # "2.5 kg" and "v4.2" stay whole
+FOCUS_CHARS = 20_000  # how far into a body an excerpt may be focused: a long note's start is what is ranked
+
+
+def focused_start(body: str, focus: frozenset[str]) -> int:
+    """Where the sentence of `body` holding the most of `focus` starts (0: the first, or none holds any; the
+    earliest of equals)."""
+    text = body[:FOCUS_CHARS]
+    bounds = [0, *(m.end() for m in _SENTENCE_BREAK.finditer(text))]
+    best, start = 0, 0
+    for begin, end in zip(bounds, [*bounds[1:], len(text)], strict=True):
+        held = len(focus.intersection(stem(w) for w in words(text[begin:end])))
+        if held > best:
+            best, start = held, begin
+    return start
 
 
 def lean_view(note: Note) -> Note:
@@ -270,7 +325,7 @@ MIXED_SECTIONS = (Section.RELEVANT, Section.RECENT_CHANGES)  # sections whose en
 # ----- the text a model reads ----------------------------------------------------------------------------------
 
 
-def entry_line(note: Note, section: Section, excerpt_chars: int) -> str:
+def entry_line(note: Note, section: Section, excerpt_chars: int, focus: frozenset[str] = frozenset()) -> str:
     """`- id [flags] title: excerpt`, saying each thing once: no excerpt that repeats the title, no status
     unless it is not current, the type only where a section mixes types, the date only for recent changes."""
     flags: list[str] = []
@@ -284,7 +339,7 @@ def entry_line(note: Note, section: Section, excerpt_chars: int) -> str:
         flags.append(f"importance {note.importance}")
     date = f" {note.updated_at[:10]}" if section is Section.RECENT_CHANGES else ""
     marks = f" [{', '.join(flags)}]" if flags else ""
-    shown = note_excerpt(note, excerpt_chars)
+    shown = note_excerpt(note, excerpt_chars, focus)
     text = said_once(note.title, shown)
     return f"- {note.id}{date}{marks} {text}"
 
@@ -372,9 +427,10 @@ def _render(
 def priority(
     sections: list[tuple[Section, list[Candidate]]], *, has_query: bool, shown_apart: set[str] | None = None
 ) -> list[tuple[Section, Candidate]]:
-    """The order candidates are paid for (display order stays fixed): every section's best, then every section's
-    second best, and so on, so a section's long tail degrades before another section gets nothing. With a query,
-    its matches lead each round: they are what the agent asked about now."""
+    """The order candidates are paid for (display order stays fixed). With a query, its matches first: they are
+    what the agent asked about now. Then every section's best, so no section is left out; then standing knowledge
+    (STANDING_TYPES), then the rest, each in rounds (every section's next best, then the next), so a section's long
+    tail degrades before another section gets less."""
     names = [section for section, _ in sections]
     if has_query and Section.RELEVANT in names:
         names.remove(Section.RELEVANT)
@@ -385,8 +441,17 @@ def priority(
     for section in names:  # each note once, in the first section that claims it
         ranked[section] = [c for c in by_section[section] if c.note.id not in seen]
         seen.update(c.note.id for c in ranked[section])
-    rounds = max((len(c) for c in ranked.values()), default=0)
-    return [(s, ranked[s][r]) for r in range(rounds) for s in names if r < len(ranked[s])]
+
+    order: list[tuple[Section, Candidate]] = []
+    if has_query and Section.RELEVANT in ranked:  # what was asked about comes before anything else
+        order += [(Section.RELEVANT, c) for c in ranked.pop(Section.RELEVANT)]
+        names.remove(Section.RELEVANT)
+    order += [(s, ranked[s].pop(0)) for s in names if ranked[s]]  # every section shows its best
+    for standing in (True, False):
+        part = {s: [c for c in ranked[s] if (c.note.type in STANDING_TYPES) is standing] for s in names}
+        rounds = max((len(c) for c in part.values()), default=0)
+        order += [(s, part[s][r]) for r in range(rounds) for s in names if r < len(part[s])]
+    return order
 
 
 def pack(
@@ -401,6 +466,7 @@ def pack(
     project: str = "",
     notice: str | None = None,
     beyond: Sequence[Section] = (),
+    focus: frozenset[str] = frozenset(),
 ) -> PackedContext:
     """Fill the answer within `budget`, charged on its rendered text (`PackedContext.text`).
 
@@ -478,7 +544,8 @@ def pack(
         free = remaining - reserve
         heading = 0 if slot.section in headed else heading_cost[slot.section]
         if free > heading + slot.id_cost:  # else not even a pointer fits: skip building lines
-            form, line = "full", entry_line(slot.note, slot.section, excerpt_chars)
+            chars = reading_chars(slot.note, slot.section, excerpt_chars, has_query=has_query)
+            form, line = "full", entry_line(slot.note, slot.section, chars, focus)
             cost = line_cost(line)
             if cost + heading > free:
                 form, line = "pointer", pointer_line(slot.note)
@@ -513,7 +580,8 @@ def pack(
     entries_by_section: dict[Section, list[dict[str, object]]] = {}
     for slot in slots:
         if slot.form == "full":
-            entries_by_section.setdefault(slot.section, []).append(full_entry(slot.note, excerpt_chars))
+            chars = reading_chars(slot.note, slot.section, excerpt_chars, has_query=has_query)
+            entries_by_section.setdefault(slot.section, []).append(full_entry(slot.note, chars, focus))
         elif slot.form == "pointer":
             entries_by_section.setdefault(slot.section, []).append(pointer_entry(slot.note))
     packed.selected += sum(1 for slot in slots if slot.form in ("full", "pointer"))

@@ -13,7 +13,7 @@ from notewell.services.access import Deps, visible_project
 from notewell.services.memory import CONFLICTS_SHOWN, conflicts_of
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from notewell.domain.model import Note, Principal, Project
     from notewell.services.search import SearchService
@@ -93,8 +93,9 @@ class ContextService:
         found: dict[str, float] = {}  # the search's own scores: a hybrid match may share no word with the query
         bounded_relevance = 0
         if text and self._search.indexed:
+            focus = packing.focus_terms(text)
             for n, score in self._search.related_scored(ws, target.id, text, RELEVANT, scan_limit=RELEVANT_SCAN):
-                if n.status in statuses:
+                if n.status in statuses and packing.mentions(n, focus):
                     relevant.append(packing.lean_view(n))
                     whole[n.id] = n
                     found[n.id] = score
@@ -115,14 +116,24 @@ class ContextService:
             for note_id, score in found.items():
                 relevance[note_id] = max(relevance.get(note_id, 0.0), score / best_found)
 
-        def ranked(notes: list[Note], *, canonical_first: bool = False) -> list[Candidate]:
+        def ranked(notes: list[Note], section: Section | None = None) -> list[Candidate]:
+            """Best first; in a typed section its own type leads (a constraint before a preference, a decision
+            before an architecture note, a handoff before a status note), then canonical decisions."""
+            types = packing.SECTION_TYPES.get(section, ()) if section is not None else ()
             candidates = [
                 Candidate(
                     n, packing.score(n, now=now, relevance=relevance.get(n.id, 0.0), inbound=inbound.get(n.id, 0))
                 )
                 for n in notes
             ]
-            candidates.sort(key=lambda c: (not c.note.canonical if canonical_first else False, -c.score, c.note.id))
+            candidates.sort(
+                key=lambda c: (
+                    types.index(c.note.type) if c.note.type in types else len(types),
+                    not c.note.canonical if section is Section.DECISIONS else False,
+                    -c.score,
+                    c.note.id,
+                )
+            )
             return candidates
 
         sections: list[tuple[Section, list[Candidate]]] = []
@@ -133,8 +144,7 @@ class ContextService:
                 # Newest first: this section answers "what moved lately", not "what matters most".
                 sections.append((section, [Candidate(n, 0.0) for n in recent]))
             else:
-                notes = by_section[section]
-                sections.append((section, ranked(notes, canonical_first=section is Section.DECISIONS)))
+                sections.append((section, ranked(by_section[section], section)))
 
         budget = packing.resolve_budget(max_tokens, target.default_max_tokens, detail)
         notice = None
@@ -143,8 +153,15 @@ class ContextService:
                 f"Project {project!r} has no current notes. Record decisions and constraints with remember; "
                 "end sessions with checkpoint."
             )
-        if packing.DETAIL_LEVELS[detail].excerpt_chars > rules.LEAN_BODY_CHARS:
-            sections = self._whole(ws, sections, whole)  # longer excerpts than a lean read holds: read those whole
+        excerpt_chars = packing.DETAIL_LEVELS[detail].excerpt_chars
+        # Longer excerpts than a lean read holds (a detail level's, a handoff's): read those notes whole. The
+        # search's matches are whole already, so their excerpts can start where the query is.
+        sections = self._whole(
+            ws,
+            sections,
+            whole,
+            lambda n, s: packing.reading_chars(n, s, excerpt_chars, has_query=bool(text)) > rules.LEAN_BODY_CHARS,
+        )
         if bounded_relevance and not notice:
             notice = (
                 f"Relevant notes were ranked among the {bounded_relevance} newest candidates only (no search index); "
@@ -153,7 +170,7 @@ class ContextService:
         packed = packing.pack(
             budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
             conflicts=conflicts, sections=sections, has_query=bool(text), project=target.slug, notice=notice,
-            beyond=beyond,
+            beyond=beyond, focus=packing.focus_terms(text) if text else frozenset(),
         )  # fmt: skip
         if packed.truncated:  # the text says so in its omitted list; the structured answer says it here
             notice = packing.unlisted_line(packed.unlisted)
@@ -191,16 +208,20 @@ class ContextService:
         return *_settled(typed, recent, needing), needing
 
     def _whole(
-        self, ws: str, sections: list[tuple[Section, list[Candidate]]], known: dict[str, Note]
+        self,
+        ws: str,
+        sections: list[tuple[Section, list[Candidate]]],
+        known: dict[str, Note],
+        wanted: Callable[[Note, Section], bool],
     ) -> list[tuple[Section, list[Candidate]]]:
-        """The candidates with their whole bodies, for detail levels whose excerpts are longer than a lean read;
+        """The candidates with their whole bodies where `wanted` says an entry shows more than a lean read holds;
         `known`: whole notes already read."""
         cut = list(
             dict.fromkeys(
                 c.note.id
-                for _, candidates in sections
+                for section, candidates in sections
                 for c in candidates
-                if c.note.body_cut and c.note.id not in known
+                if c.note.body_cut and c.note.id not in known and wanted(c.note, section)
             )
         )
         whole = {**known, **(self._deps.store.get_notes(ws, cut) if cut else {})}
