@@ -100,7 +100,7 @@ def test_a_tiny_budget_keeps_conflicts_degrades_entries_and_lists_every_omission
     assert roomy_shown | {i for i, _ in roomy.omitted_ids} == live
     degraded = [
         e
-        for budget in range(300, 1600, 100)
+        for budget in range(250, 4000, 50)
         for _, entries in context(services, me, max_tokens=budget).packed.sections
         for e in entries
         if "excerpt" not in e
@@ -275,3 +275,25 @@ def test_with_a_query_a_note_that_says_none_of_its_words_is_not_called_relevant(
         assert bank not in relevant
     finally:
         store.close()
+
+
+def test_without_a_query_excerpts_shorten_so_every_rule_gets_a_line_of_its_own(
+    services: Services, me: Principal
+) -> None:
+    # Breadth before depth: a session start needs every rule in force, each with what it says, more than the
+    # first few at length and the rest as bare titles.
+    rules = [
+        add(
+            services, me, f"Rule {n}",
+            f"Service {n} never writes to the ledger directly; it posts an event and the ledger worker applies it. "
+            "Reviews reject a direct write even behind a flag, because replays would apply it twice. The worker "
+            "is the only writer, so balances are rebuilt from events alone after an incident.",
+            NoteType.CONSTRAINT,
+        )
+        for n in range(20)
+    ]  # fmt: skip
+    packed = context(services, me, detail=Detail.BALANCED, max_tokens=1500).packed
+    entries = {str(e["id"]): e for _, es in packed.sections for e in es}
+    assert all("excerpt" in entries.get(rule, {}) for rule in rules)
+    level = DETAIL_LEVELS[Detail.BALANCED].excerpt_chars
+    assert all(level // 2 - 1 <= len(str(entries[rule]["excerpt"])) < level for rule in rules)

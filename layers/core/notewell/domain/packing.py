@@ -5,6 +5,7 @@ Pure: the service hands in notes already loaded through bounded, indexed queries
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -374,9 +375,11 @@ def beyond_line(sections: Sequence[Section]) -> str:
     return f"More {names} exist than were weighed: pass a query, or search_notes with types {types}."
 
 
+@functools.lru_cache(maxsize=8_192)
 def line_cost(line: str) -> int:
     """A line's tokens and its line break. Lines are counted whole (never sampled), and the count of a text is at
-    most the sum of its lines' counts: pieces never join across a line break."""
+    most the sum of its lines' counts: pieces never join across a line break. Cached: pack weighs the same lines
+    at each excerpt length it tries, and every get_context the same headings and ids."""
     return estimate_tokens_whole(line) + 1
 
 
@@ -392,7 +395,7 @@ class _Slot:
     id_cost: int = 0  # what listing its id under "Omitted" costs
 
     def __post_init__(self) -> None:
-        self.id_cost = estimate_tokens_whole(" " + self.note.id) + 1
+        self.id_cost = line_cost(" " + self.note.id)
 
 
 def _render(
@@ -454,6 +457,13 @@ def priority(
     return order
 
 
+# Without a query, breadth before depth: excerpts are shortened, down to half the level's, while that gives more
+# standing notes (STANDING_TYPES) a line of their own; a pointer says nothing of what a rule is. Shorter than half
+# (120 characters at balanced), an excerpt seldom holds the sentence that says what the rule or choice is.
+BREADTH_STEPS = (1.0, 0.75, 0.5)
+MIN_EXCERPT_CHARS = 50
+
+
 def pack(
     *,
     budget: int,
@@ -468,7 +478,50 @@ def pack(
     beyond: Sequence[Section] = (),
     focus: frozenset[str] = frozenset(),
 ) -> PackedContext:
-    """Fill the answer within `budget`, charged on its rendered text (`PackedContext.text`).
+    """Fill the answer within `budget` (see _pack_at). With a query, at the level's excerpt length; without one, at
+    the longest of BREADTH_STEPS that shows the most standing notes with their text."""
+    level = DETAIL_LEVELS[detail].excerpt_chars
+    steps = (
+        [level] if has_query else sorted({max(MIN_EXCERPT_CHARS, int(level * f)) for f in BREADTH_STEPS}, reverse=True)
+    )
+    best: tuple[int, PackedContext] | None = None
+    for excerpt_chars in steps:
+        packed = _pack_at(
+            excerpt_chars, budget=budget, detail=detail, summary=summary, instructions=instructions,
+            conflicts=conflicts, sections=sections, has_query=has_query, project=project, notice=notice,
+            beyond=beyond, focus=focus,
+        )  # fmt: skip
+        standing = sum(
+            1 for _, entries in packed.sections for e in entries if "excerpt" in e and e["type"] in _STANDING_VALUES
+        )
+        if best is None or standing > best[0]:
+            best = (standing, packed)
+        if standing == sum(1 for _, cs in sections for c in cs if c.note.type in STANDING_TYPES):
+            break  # every standing note has its line: no shorter excerpt can show more
+    assert best is not None
+    return best[1]
+
+
+_STANDING_VALUES = frozenset(t.value for t in STANDING_TYPES)
+
+
+def _pack_at(
+    excerpt_chars: int,
+    *,
+    budget: int,
+    detail: Detail,
+    summary: str,
+    instructions: str,
+    conflicts: list[ConflictEntry],
+    sections: list[tuple[Section, list[Candidate]]],
+    has_query: bool = False,
+    project: str = "",
+    notice: str | None = None,
+    beyond: Sequence[Section] = (),
+    focus: frozenset[str] = frozenset(),
+) -> PackedContext:
+    """Fill the answer within `budget`, charged on its rendered text (`PackedContext.text`), excerpts of
+    `excerpt_chars`.
 
     Conflicts and the header are charged first, so a long constraint can never push out the warning it conflicts
     with. Then candidates are paid for in `priority` order: a full entry if it fits, else a pointer, else its id
@@ -476,7 +529,6 @@ def pack(
     the list stays complete as far as it can; past that, candidates are counted (`unlisted`) and the answer says
     how many. Every candidate is accounted for: shown, listed or counted.
     """
-    excerpt_chars = DETAIL_LEVELS[detail].excerpt_chars
     packed = PackedContext(budget=budget, detail=detail, header={})
     limit = int(budget * (1 - TOKENIZER_MARGIN))
     # The fixed parts: the title line, the notice, the headings and the "N more" line that may be needed.
