@@ -92,9 +92,14 @@ class Tally:
     """One level, with or without a query: questions shown, per answer type, and the tokens each answer spent."""
 
     shown: Counter[str] = field(default_factory=Counter)  # by answer type
+    lined: Counter[str] = field(default_factory=Counter)  # answers with a line of their own, evidence or not
     asked: Counter[str] = field(default_factory=Counter)
     tokens: list[int] = field(default_factory=list)
     budget: int = 0  # as the answers report it
+
+    def lined_share(self) -> str:
+        lined, asked = self.lined.total(), self.asked.total()
+        return f"{lined}/{asked} {percent(lined, asked)}"
 
     def share(self) -> str:
         shown, asked = self.shown.total(), self.asked.total()
@@ -161,6 +166,8 @@ def run(split: str, embedder: EmbedderChoice, show: bool) -> dict[tuple[Detail, 
                 for with_query, answer in ((False, bare), (True, asked)):
                     kind = types[question.answer]
                     tallies[detail, with_query].asked[kind] += 1
+                    if question.answer in answer.full:
+                        tallies[detail, with_query].lined[kind] += 1
                     if answer.shows(question):
                         tallies[detail, with_query].shown[kind] += 1
                     elif show:
@@ -186,6 +193,10 @@ def report(tallies: dict[tuple[Detail, bool], Tally], split: str, embedder: str)
             f"{detail.value:9} {bare.budget:>6}  {bare.share():>16} {max(bare.tokens, default=0):>6}  "
             f"{queried.share():>18} {f'{mean:,.0f}, {max(queried.tokens, default=0):,}':>18}"
         )
+    lines.append("answers with a line of their own (title and excerpt, the evidence in it or not), no query | query:")
+    for detail in Detail:
+        bare, queried = tallies[detail, False], tallies[detail, True]
+        lines.append(f"  {detail.value:9} {bare.lined_share()} | {queried.lined_share()}")
     lines.append("shown by answer type, no query | with query:")
     for detail in Detail:
         bare, queried = tallies[detail, False], tallies[detail, True]
