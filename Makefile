@@ -60,6 +60,8 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.meaning
 	$(BIN)/python -m tests.bench.admission
 	$(BIN)/python -m tests.bench.sqlite_writers
+	$(BIN)/python -m tests.bench.hooks
+	$(BIN)/python -m tests.bench.freshness_anchors
 	$(BIN)/python -m tests.bench.wire
 	$(BIN)/python -m tests.bench.search_aws
 	$(BIN)/python -m tests.bench.cold_start

@@ -129,9 +129,9 @@ async def test_every_tool_answers_the_example_calls_that_its_advertised_schema_a
 
 
 # Values a schema cannot give: they must name things that exist (or not collide with one another).
-NAMED = {"project": OTHER, "id": None, "ids": None, "links": [], "supersedes": [], "cursor": ..., "find": ...,
-         "expectedVersion": ..., "since": "2026-01-01T00:00:00Z", "newName": "gamma", "from": "ops", "to": "infra",
-         "version": 1}  # fmt: skip
+NAMED = {"project": OTHER, "id": None, "ids": None, "links": [], "anchors": [], "supersedes": [], "cursor": ...,
+         "find": ..., "expectedVersion": ..., "since": "2026-01-01T00:00:00Z", "newName": "gamma", "from": "ops",
+         "to": "infra", "version": 1}  # fmt: skip
 
 
 def from_schema(tool: str, name: str, schema: dict[str, Any]) -> Any:

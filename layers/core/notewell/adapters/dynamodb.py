@@ -96,10 +96,12 @@ from notewell.domain.errors import (
     VersionConflictError,
 )
 from notewell.domain.model import (
+    Anchor,
     ApiKey,
     ChangeScan,
     FeedPosition,
     IdempotencyRecord,
+    LineRange,
     Link,
     Note,
     NoteStatus,
@@ -458,7 +460,37 @@ def _note_fields(note: Note) -> Item:
     }
     if note.deleted_at is not None:
         fields["deletedAt"] = _s(note.deleted_at)
+    if note.anchors:  # absent, not empty: notes without anchors keep the items they had
+        fields["anchors"] = {"L": [{"M": _anchor_fields(anchor)} for anchor in note.anchors]}
     return fields
+
+
+def _anchor_fields(anchor: Anchor) -> Item:
+    fields: Item = {
+        "repo": _s(anchor.repo),
+        "path": _s(anchor.path),
+        "commit": _s(anchor.commit),
+        "contentHash": _s(anchor.content_hash),
+        "fileHash": _s(anchor.file_hash),
+    }
+    if anchor.symbol is not None:
+        fields["symbol"] = _s(anchor.symbol)
+    if anchor.lines is not None:
+        fields["lines"] = {"L": [_n(anchor.lines.start), _n(anchor.lines.end)]}
+    return fields
+
+
+def _item_anchor(fields: Mapping[str, AttributeValueTypeDef]) -> Anchor:
+    lines = fields.get("lines", {}).get("L")
+    return Anchor(
+        repo=_get_str(fields, "repo"),
+        path=_get_str(fields, "path"),
+        commit=_get_str(fields, "commit"),
+        content_hash=_get_str(fields, "contentHash"),
+        file_hash=_get_str(fields, "fileHash"),
+        symbol=_get_opt_str(fields, "symbol"),
+        lines=LineRange(int(lines[0]["N"]), int(lines[1]["N"])) if lines else None,
+    )
 
 
 def note_to_item(note: Note) -> Item:
@@ -560,6 +592,7 @@ def item_to_note(item: Mapping[str, AttributeValueTypeDef]) -> Note:
         supersedes=_get_strings(item, "supersedes"),
         superseded_by=_get_strings(item, "supersededBy"),
         deleted_at=_get_opt_str(item, "deletedAt"),
+        anchors=tuple(_item_anchor(x["M"]) for x in item.get("anchors", {}).get("L", [])),
     )
 
 

@@ -56,6 +56,8 @@ _NOTE_FIELDS = frozenset(
         "writeId",
     }
 )
+# Optional on a note or revision line: written only when set, so an export without them reads as before.
+_OPTIONAL_NOTE_FIELDS = frozenset({"anchors"})
 _PROJECT_FIELDS = frozenset({"slug", "summary", "instructions", "defaultMaxTokens", "createdAt", "updatedAt"})
 _HEADER_FIELDS = frozenset({"format", "version", "exportedAt"})
 _TS_EXAMPLE = "2026-03-01T12:00:00.000Z"
@@ -86,6 +88,7 @@ def _note_fields(note: Note) -> dict[str, Any]:
         "deletedAt": note.deleted_at,
         "author": note.author,
         "writeId": note.write_id,
+        **({"anchors": [rules.anchor_json(anchor) for anchor in note.anchors]} if note.anchors else {}),
     }
 
 
@@ -159,10 +162,10 @@ def _decode_header(value: dict[str, Any]) -> ExportHeader:
 def _decode_kind(value: dict[str, Any]) -> ImportRecord:
     kind = value["kind"]
     if kind == "note":
-        _only(value, _NOTE_FIELDS | {"kind", "id"}, "note line")
+        _only(value, _NOTE_FIELDS | {"kind", "id"}, "note line", optional=_OPTIONAL_NOTE_FIELDS)
         return NoteRecord(_note(value, "id"))
     if kind == "revision":
-        _only(value, _NOTE_FIELDS | {"kind", "noteId"}, "revision line")
+        _only(value, _NOTE_FIELDS | {"kind", "noteId"}, "revision line", optional=_OPTIONAL_NOTE_FIELDS)
         return RevisionRecord(_note(value, "noteId"))
     if kind == "project":
         _only(value, _PROJECT_FIELDS | {"kind"}, "project line")
@@ -224,6 +227,7 @@ def _note(value: dict[str, Any], id_field: str) -> Note:
         supersedes=tuple(_checked("supersedes", rules.check_note_id, x) for x in _str_list(value, "supersedes")),
         superseded_by=tuple(_checked("supersededBy", rules.check_note_id, x) for x in _str_list(value, "supersededBy")),
         deleted_at=None if deleted_at is None else _ts(value, "deletedAt"),
+        anchors=rules.anchors_of_json(_list(value, "anchors")) if "anchors" in value else (),  # names anchors[i]
     )
 
 
@@ -282,8 +286,8 @@ def _missing(field: str) -> NoReturn:
     raise InvalidArgumentError(f"the field {field!r} is missing")
 
 
-def _only(value: dict[str, Any], allowed: frozenset[str], what: str) -> None:
-    unknown = sorted(set(value) - allowed)
+def _only(value: dict[str, Any], allowed: frozenset[str], what: str, optional: frozenset[str] = frozenset()) -> None:
+    unknown = sorted(set(value) - allowed - optional)
     if unknown:
         raise InvalidArgumentError(f"unknown field {unknown[0]!r} in a {what}")
     absent = sorted(allowed - set(value))

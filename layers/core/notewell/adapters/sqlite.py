@@ -57,9 +57,9 @@ if TYPE_CHECKING:
     from notewell.ports import RecordWrite, Vector
 
 # 2: notes_by_type, notes_needing_attention (indexes); 3: usage; 4: notes.feed_seq and notes_feed (the commit
-# sequence of the change feed); 5: note_vectors; 6: workspaces.suspended_at. Opening an older file adds what it
-# lacks.
-SCHEMA_VERSION = 6
+# sequence of the change feed); 5: note_vectors; 6: workspaces.suspended_at; 7: notes.anchors and revisions.anchors.
+# Opening an older file adds what it lacks.
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_SECONDS = 5.0
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
@@ -114,6 +114,7 @@ _SCHEMA = (
         title TEXT NOT NULL,
         body TEXT NOT NULL,
         feed_seq INTEGER NOT NULL DEFAULT 0,
+        anchors TEXT NOT NULL DEFAULT '[]',
         UNIQUE (workspace_id, id)
     )""",
     """CREATE INDEX IF NOT EXISTS notes_by_project
@@ -148,6 +149,7 @@ _SCHEMA = (
         supersedes TEXT NOT NULL,
         superseded_by TEXT NOT NULL,
         deleted_at TEXT,
+        anchors TEXT NOT NULL DEFAULT '[]',
         PRIMARY KEY (workspace_id, note_id, version)
     ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS idempotency (
@@ -239,7 +241,7 @@ _FTS_TRIGGERS = (
 # Columns after the id, in the order `_note_params` writes and `_note_from_row` reads them.
 _NOTE_FIELDS = (
     "workspace_id, project_id, title, body, version, created_at, updated_at, author, write_id, type, status, "
-    "tags, links, importance, canonical, supersedes, superseded_by, deleted_at"
+    "tags, links, importance, canonical, supersedes, superseded_by, deleted_at, anchors"
 )
 _NOTE_COLUMNS = "id, " + _NOTE_FIELDS
 _N_NOTE_COLUMNS = "n." + ", n.".join(_NOTE_COLUMNS.split(", "))
@@ -433,6 +435,7 @@ def _note_params(note: Note) -> tuple[object, ...]:
         _json(note.supersedes),
         _json(note.superseded_by),
         note.deleted_at,
+        _json([rules.anchor_json(anchor) for anchor in note.anchors]),
     )
 
 
@@ -457,6 +460,7 @@ def _note_from_row(row: Sequence[Any]) -> Note:
         supersedes=tuple(json.loads(row[16])),
         superseded_by=tuple(json.loads(row[17])),
         deleted_at=row[18],
+        anchors=() if row[19] == "[]" else tuple(map(rules.anchor_of_json, json.loads(row[19]))),
     )
 
 
@@ -668,6 +672,9 @@ class SqliteStore:
                 connection.execute("ALTER TABLE notes ADD COLUMN feed_seq INTEGER NOT NULL DEFAULT 0")
                 connection.execute(_BACKFILL_FEED_SEQ)
             connection.execute(_FEED_INDEX)
+            for table in ("notes", "revisions"):  # a file from before 7: no note is anchored yet
+                if "anchors" not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
+                    connection.execute(f"ALTER TABLE {table} ADD COLUMN anchors TEXT NOT NULL DEFAULT '[]'")
             has_fts = (
                 connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'notes_fts'").fetchone()
                 is not None

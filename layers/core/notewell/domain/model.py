@@ -74,6 +74,38 @@ class Link:
 
 
 @dataclass(frozen=True, slots=True)
+class LineRange:
+    """Lines `start` to `end` of a file, counted from 1, both included."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """The code a note is about, as it was when the note was anchored: where it is and a hash of its text, never
+    the text itself (rules.check_anchor has the limits; freshness.text_hash the hash).
+
+    `lines`: the anchored lines (for a symbol, its block when anchored); None with no symbol: the whole file.
+    `content_hash`: SHA-256 of the anchored text (the lines, else the whole file); `file_hash`: of the whole file,
+    which is all a client that sends only `{path: hash}` pairs can be compared against.
+    """
+
+    repo: str
+    path: str
+    commit: str
+    content_hash: str
+    file_hash: str
+    symbol: str | None = None
+    lines: LineRange | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        """A note holds one anchor per key: anchoring the same file (or the same symbol in it) again replaces it."""
+        return (self.repo, self.path, self.symbol)
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     id: str
     workspace_id: str
@@ -94,6 +126,7 @@ class Note:
     supersedes: tuple[str, ...] = ()
     superseded_by: tuple[str, ...] = ()
     deleted_at: str | None = None
+    anchors: tuple[Anchor, ...] = ()
     # Set on a lean read (a context candidate): `body` then holds only the start of the body, this its whole size.
     full_size: int | None = None
 

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from notewell.domain.errors import InvalidArgumentError, TooLargeError
-from notewell.domain.model import Link
+from notewell.domain.model import Anchor, LineRange, Link
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
 # One body limit for both stores. DynamoDB items cap at 400 KB of UTF-8 (attribute names included), so the
 # byte cap keeps room for title, tags and links even when every character takes four bytes.
@@ -142,6 +142,166 @@ def check_importance(importance: int) -> int:
     if not 1 <= importance <= 5:
         raise InvalidArgumentError(f"Importance {importance} is out of range; use 1 (minor) to 5 (critical).")
     return importance
+
+
+# ----- anchors: the code a note is about (paths, a symbol, lines and hashes; never the code) ------------------------
+
+MAX_ANCHORS = 20
+MAX_ANCHOR_PATH_BYTES = 1_024  # UTF-8: 20 anchors stay far below what a DynamoDB item has left beside a body
+MAX_ANCHOR_NAME_CHARS = 200  # a repository's name, a symbol
+MAX_ANCHOR_LINE = 10_000_000
+ANCHOR_FIELDS = ("repo", "path", "symbol", "lines", "commit", "contentHash", "fileHash")
+_REPO = re.compile(r"[\w.-]+(?:/[\w.-]+)*")  # no ':' or '@': a clone URL with credentials cannot pass as a name
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1 or SHA-256 object names, in full
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_SYMBOL = re.compile(
+    r"[^\s.\x00-\x1f\x7f]+(?:\.[^\s.\x00-\x1f\x7f]+)*"
+)  # dots name a symbol inside another: 'Config.load'
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
+def check_anchor_path(path: str) -> str:
+    """A repository-relative file path, normalised ('./a//b' is 'a/b'); refused when absolute or using '..'."""
+    check_unicode("Anchor path", path)
+    if "\\" in path:
+        raise InvalidArgumentError(f"Anchor path {quote_short(path)} uses '\\'; separate directories with '/'.")
+    if path.startswith("/") or _DRIVE.match(path):
+        raise InvalidArgumentError(
+            f"Anchor path {quote_short(path)} is absolute; give it from the repository's top directory, "
+            "e.g. 'src/app.py'."
+        )
+    if any(unicodedata.category(character) == "Cc" for character in path):
+        raise InvalidArgumentError(f"Anchor path {quote_short(path)} holds a control character; remove it.")
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise InvalidArgumentError(
+            f"Anchor path {quote_short(path)} uses '..'; give the path inside the repository, from its top directory."
+        )
+    if not parts:
+        raise InvalidArgumentError("An anchor path is empty; name a file from the repository's top, e.g. 'src/app.py'.")
+    normalised = "/".join(parts)
+    if len(normalised.encode()) > MAX_ANCHOR_PATH_BYTES:
+        raise InvalidArgumentError(f"Anchor path {quote_short(path)} is over {MAX_ANCHOR_PATH_BYTES} bytes of UTF-8.")
+    return normalised
+
+
+def check_anchor(anchor: Anchor) -> Anchor:
+    """The anchor with its path normalised and hex in lower case; refused with what to send instead."""
+    repo = anchor.repo.strip()
+    if not _REPO.fullmatch(repo) or len(repo) > MAX_ANCHOR_NAME_CHARS:
+        raise InvalidArgumentError(
+            f"Anchor repo {quote_short(anchor.repo)} is not a repository name; use one like "
+            "'github.com/acme/billing-api' (no scheme, user or password), as notewell anchor records it."
+        )
+    commit = anchor.commit.strip().lower()
+    if not _COMMIT.fullmatch(commit):
+        raise InvalidArgumentError(
+            f"Anchor commit {quote_short(anchor.commit)} is not a full commit id; send the 40 (or 64) hex digits "
+            "'git rev-parse HEAD' prints."
+        )
+    hashes = []
+    for name, value in (("contentHash", anchor.content_hash), ("fileHash", anchor.file_hash)):
+        if not _SHA256.fullmatch(value.strip().lower()):
+            raise InvalidArgumentError(
+                f"Anchor {name} {quote_short(value)} is not a SHA-256 in hex (64 digits); notewell anchor computes it."
+            )
+        hashes.append(value.strip().lower())
+    symbol = anchor.symbol
+    if symbol is not None:
+        check_unicode("Anchor symbol", symbol)
+        symbol = symbol.strip()
+        if not _SYMBOL.fullmatch(symbol) or len(symbol) > MAX_ANCHOR_NAME_CHARS:
+            raise InvalidArgumentError(
+                f"Anchor symbol {quote_short(anchor.symbol)} is not a name; send one such as 'parse_config', or "
+                f"'Config.load' for a method (at most {MAX_ANCHOR_NAME_CHARS} characters, no spaces)."
+            )
+    lines = anchor.lines
+    if lines is not None and not 1 <= lines.start <= lines.end <= MAX_ANCHOR_LINE:
+        raise InvalidArgumentError(
+            f"Anchor lines {lines.start}-{lines.end} are not a range; send start and end counted from 1, start <= end."
+        )
+    return Anchor(repo, check_anchor_path(anchor.path), commit, hashes[0], hashes[1], symbol, lines)
+
+
+def check_anchors(anchors: Sequence[Anchor]) -> tuple[Anchor, ...]:
+    """Each anchor checked; one per key (Anchor.key), the last given winning, in the order keys first appear."""
+    if len(anchors) > MAX_ANCHORS:
+        raise InvalidArgumentError(
+            f"A note takes at most {MAX_ANCHORS} anchors ({len(anchors)} given); anchor the files that matter most."
+        )
+    kept: dict[tuple[str, str, str | None], Anchor] = {}
+    for index, anchor in enumerate(anchors):
+        try:
+            checked = check_anchor(anchor)
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError(f"anchors[{index}]: {exc.message}") from None
+        kept[checked.key] = checked
+    return tuple(kept.values())
+
+
+def anchor_json(anchor: Anchor) -> dict[str, object]:
+    """An anchor as JSON (the wire, the export format and the SQLite column): optional fields only when set."""
+    value: dict[str, object] = {"repo": anchor.repo, "path": anchor.path}
+    if anchor.symbol is not None:
+        value["symbol"] = anchor.symbol
+    if anchor.lines is not None:
+        value["lines"] = {"start": anchor.lines.start, "end": anchor.lines.end}
+    value.update(commit=anchor.commit, contentHash=anchor.content_hash, fileHash=anchor.file_hash)
+    return value
+
+
+def anchor_of_json(value: object) -> Anchor:
+    """The anchor a JSON object describes (shape only: check_anchor judges the values).
+
+    Raises:
+        InvalidArgumentError: not an object, an unknown or missing field, or a value of the wrong type.
+    """
+    if not isinstance(value, dict):
+        raise InvalidArgumentError(f"An anchor is an object with {', '.join(ANCHOR_FIELDS)}; got {quote_short(value)}.")
+    unknown = [key for key in value if key not in ANCHOR_FIELDS]
+    if unknown:
+        raise InvalidArgumentError(
+            f"Unknown anchor field {quote_short(unknown[0])}; anchors take {', '.join(ANCHOR_FIELDS)}."
+        )
+    texts = {name: _anchor_text(value, name) for name in ("repo", "path", "commit", "contentHash", "fileHash")}
+    symbol = value.get("symbol")
+    if symbol is not None and not isinstance(symbol, str):
+        raise InvalidArgumentError("Anchor symbol must be a string, such as 'parse_config'.")
+    return Anchor(
+        texts["repo"], texts["path"], texts["commit"], texts["contentHash"], texts["fileHash"], symbol,
+        _anchor_lines(value.get("lines")),
+    )  # fmt: skip
+
+
+def anchors_of_json(values: Sequence[object]) -> tuple[Anchor, ...]:
+    """check_anchors of the anchors JSON objects describe; errors name the anchor by its index."""
+    anchors = []
+    for index, value in enumerate(values):
+        try:
+            anchors.append(anchor_of_json(value))
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError(f"anchors[{index}]: {exc.message}") from None
+    return check_anchors(anchors)
+
+
+def _anchor_text(value: Mapping[str, object], name: str) -> str:
+    found = value.get(name)
+    if not isinstance(found, str):
+        what = "is missing" if found is None else "must be a string"
+        raise InvalidArgumentError(f"Anchor {name} {what}; notewell anchor --print gives every field an anchor needs.")
+    return found
+
+
+def _anchor_lines(value: object) -> LineRange | None:
+    if value is None:
+        return None
+    if isinstance(value, dict) and set(value) == {"start", "end"}:
+        start, end = value["start"], value["end"]
+        if type(start) is int and type(end) is int:  # not bool, not float
+            return LineRange(start, end)
+    raise InvalidArgumentError(
+        'Anchor lines must be {"start": N, "end": M}, counted from 1; omit them for a whole file.'
+    )
 
 
 def check_project_text(label: str, text: str) -> str:

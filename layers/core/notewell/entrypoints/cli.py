@@ -33,6 +33,8 @@ from notewell.domain.errors import InvalidArgumentError, NotewellError
 from notewell.domain.model import Plan, Principal, Workspace
 from notewell.domain.oauth import canonical_issuer
 from notewell.domain.plans import limits_for
+from notewell.entrypoints import anchors_cli
+from notewell.entrypoints.hooks import add_hook_verbs, hook_verb
 from notewell.entrypoints.wire import KeyOut
 from notewell.services.portability import MEMORY_FORMAT
 
@@ -170,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (export, importing):
         _common(sub)
         _backend(sub)
+    for sub in anchors_cli.register(verbs):  # anchor, check
+        _common(sub)
+        _backend(sub)
 
     reindex = verbs.add_parser(
         "reindex", help="Compute the note vectors semantic search needs (after an upgrade or a model change)."
@@ -233,6 +238,11 @@ def build_parser() -> argparse.ArgumentParser:
     for sub in (plan, created, listed, usage, suspend, resume):
         _common(sub)
         _backend(sub)
+
+    hooks = verbs.add_parser(
+        "hooks", help="Brief and checkpoint coding sessions through the client's hooks (Claude Code, Codex, Cursor)."
+    )
+    add_hook_verbs(hooks)
     return parser
 
 
@@ -1071,6 +1081,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _grants(args)
         if args.verb == "connect":
             return _connect(args)
+        if args.verb == "hooks":
+            return hook_verb(args)
+        if args.verb in anchors_cli.VERBS:
+
+            def session() -> tuple[Services, Principal]:  # opened only when a command needs the store
+                services = bootstrap(_settings(args))
+                return services, _cli_principal(_workspace(services, args))
+
+            return anchors_cli.run(args, session)
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)

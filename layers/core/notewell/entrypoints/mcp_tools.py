@@ -22,12 +22,12 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_meta
 from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as ListedTool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 
 from notewell.domain.errors import InvalidArgumentError, NotewellError, UnauthenticatedError
-from notewell.domain.model import Link, NoteStatus, NoteType, Principal, SearchFilters
+from notewell.domain.model import Anchor, Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.domain.packing import Detail
-from notewell.domain.rules import estimate_tokens, parse_decimal, quote_short
+from notewell.domain.rules import anchors_of_json, estimate_tokens, parse_decimal, quote_short
 from notewell.entrypoints.schemas import lean_input_schema, one_line
 from notewell.entrypoints.wire import (
     ChangesOut,
@@ -115,6 +115,12 @@ class LinkIn(BaseModel):
 
 
 LinksArg = Annotated[list[LinkIn] | None, Field(description=_LINKS_HELP, max_length=50)]
+# Objects without a schema of their own: anchors come from `notewell anchor --print` or the hooks, not from the
+# model's pen, and their seven fields would cost every session's tool list; rules.anchor_of_json checks each.
+AnchorsArg = Annotated[
+    list[Annotated[dict[str, Any], WithJsonSchema({"type": "object"})]] | None,
+    Field(description="Code anchors: notewell anchor --print."),
+]
 
 
 def caller() -> Principal:
@@ -225,6 +231,10 @@ def _account(
 
 def _links(links: list[LinkIn] | None) -> list[Link] | None:
     return None if links is None else [Link(x.target, x.relation) for x in links]
+
+
+def _anchors(anchors: list[dict[str, Any]] | None) -> tuple[Anchor, ...] | None:
+    return None if anchors is None else anchors_of_json(anchors)
 
 
 class _ToolsBuiltOnUse(ToolManager):
@@ -394,6 +404,7 @@ def build_server(services: Services) -> MCPServer:
             str | None,
             Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
         ] = None,
+        anchors: AnchorsArg = None,
     ) -> RememberResult:
         """Save what the next agent must know (a decision, constraint, fact, failed approach...) with its type. status:
         created; updated (restated a note in place); duplicate (known, nothing written); conflict (contradicts a
@@ -404,6 +415,7 @@ def build_server(services: Services) -> MCPServer:
             RememberRequest(
                 project=project, content=content, type=type, title=title, tags=tags or (), importance=importance,
                 supersedes=supersedes or (), force=force, idempotency_key=idempotencyKey,
+                anchors=_anchors(anchors) or (),
             ),
         )  # fmt: skip
         return RememberResult.of(outcome)
@@ -450,6 +462,7 @@ def build_server(services: Services) -> MCPServer:
             str | None,
             Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
         ] = None,
+        anchors: AnchorsArg = None,
     ) -> NoteCreated:
         """Store a note with an explicit title and body (for free-form memories prefer remember). With reviewRequired,
         supersede or dispute a neighbour that disagrees."""
@@ -467,6 +480,7 @@ def build_server(services: Services) -> MCPServer:
             canonical=canonical,
             supersedes=supersedes or (),
             idempotency_key=idempotencyKey,
+            anchors=_anchors(anchors) or (),
         )
         return NoteCreated.of_review(created, services.memory.review(principal, created))
 
@@ -499,6 +513,7 @@ def build_server(services: Services) -> MCPServer:
             list[str] | None,
             Field(description="Ids of notes this replaces (they become superseded).", max_length=20),
         ] = None,
+        anchors: AnchorsArg = None,
     ) -> NoteWritten:
         """Change fields of a note; omitted fields stay. Pass expectedVersion (the version you read) so you never
         overwrite another edit. For small body edits use patch_note."""
@@ -512,6 +527,7 @@ def build_server(services: Services) -> MCPServer:
             importance=importance,
             canonical=canonical,
             supersedes=supersedes,
+            anchors=_anchors(anchors),
         )
         return NoteWritten.of_view(notes.update(caller(), id, changes, expected_version=expectedVersion))
 

@@ -13,7 +13,7 @@ from notewell.domain.lines import change_line, flags, minute, search_line, statu
 
 if TYPE_CHECKING:
     from notewell.domain.admission import Evidence
-    from notewell.domain.model import ApiKey, Link, Note, Project, SearchHit
+    from notewell.domain.model import Anchor, ApiKey, Link, Note, Project, SearchHit
     from notewell.services.changes import ChangesPage
     from notewell.services.context import ContextResult
     from notewell.services.memory import CheckpointOutcome, RememberOutcome, Review
@@ -47,6 +47,44 @@ class LinkOut(Wire):
     @classmethod
     def of(cls, link: Link) -> LinkOut:
         return cls(target=link.target, relation=link.relation)
+
+
+class LinesOut(Wire):
+    start: int
+    end: int
+
+
+class AnchorOut(Wire):
+    """Code the note is about, as it was when anchored: where, and hashes of its text (never the text)."""
+
+    repo: str
+    path: str = Field(description="From the repository's top directory.")
+    symbol: str | None = Field(default=None, description="The anchored definition, e.g. 'Config.load'.")
+    lines: LinesOut | None = Field(default=None, description="The anchored lines, from 1; absent: the whole file.")
+    commit: str = Field(description="HEAD when anchored: `git diff <commit> -- <path>` shows what changed since.")
+    content_hash: str = Field(description="SHA-256 of the anchored text (lines joined with LF).")
+    file_hash: str = Field(description="SHA-256 of the whole file then.")
+
+    @classmethod
+    def of(cls, anchor: Anchor) -> AnchorOut:
+        lines = anchor.lines
+        return cls(
+            repo=anchor.repo, path=anchor.path, symbol=anchor.symbol,
+            lines=LinesOut(start=lines.start, end=lines.end) if lines is not None else None, commit=anchor.commit,
+            content_hash=anchor.content_hash, file_hash=anchor.file_hash,
+        )  # fmt: skip
+
+    @classmethod
+    def all_of(cls, note: Note) -> list[AnchorOut] | None:
+        """A note's anchors; None (left out of the answer) when it has none."""
+        return [cls.of(anchor) for anchor in note.anchors] or None
+
+    def label(self) -> str:
+        """`path#symbol (lines 10-24)`, `path:10-24` or `path`: what was anchored, as `notewell anchor` names it."""
+        lines = f"{self.lines.start}-{self.lines.end}" if self.lines else None
+        if self.symbol:
+            return f"{self.path}#{self.symbol}" + (f" (lines {lines})" if lines else "")
+        return f"{self.path}:{lines}" if lines else self.path
 
 
 class NoteLean(Wire):
@@ -96,6 +134,7 @@ class NoteFull(Wire):
     deleted_at: str | None = None
     author: str
     body_size: int
+    anchors: list[AnchorOut] | None = Field(default=None, description="Code the note is about; absent: none.")
 
     @classmethod
     def of(cls, note: Note, project: str) -> NoteFull:
@@ -118,6 +157,7 @@ class NoteFull(Wire):
             deleted_at=note.deleted_at,
             author=note.author,
             body_size=note.body_size,
+            anchors=AnchorOut.all_of(note),
         )
 
     @classmethod
@@ -132,6 +172,7 @@ class NoteFull(Wire):
         facts += [f"{link.relation} {link.target}" for link in self.links]
         facts += [f"supersedes {', '.join(self.supersedes)}"] if self.supersedes else []
         facts += [f"superseded by {', '.join(self.superseded_by)}"] if self.superseded_by else []
+        facts += [f"anchored to {a.label()} at {a.commit[:12]}" for a in self.anchors or ()]
         marks = flags(self.type, status_flag(self.status),
                        "canonical" if self.canonical else None,
                        f"importance {self.importance}" if self.importance != 3 else None,
@@ -172,6 +213,7 @@ class SearchItem(Wire):
     body_size: int
     score: float
     body: str | None = Field(default=None, description="Only with includeBody: true.")
+    anchors: list[AnchorOut] | None = Field(default=None, description="Only with includeBody: true.")
 
     @classmethod
     def of(cls, hit: SearchHit, include_body: bool) -> SearchItem:
@@ -187,6 +229,7 @@ class SearchItem(Wire):
             body_size=note.body_size,
             score=hit.score,
             body=note.body if include_body else None,
+            anchors=AnchorOut.all_of(note) if include_body else None,
         )
 
 

@@ -11,11 +11,11 @@ from notewell.domain import admission, ranking, rules
 from notewell.domain.admission import CALIBRATIONS, Evidence, Verdict
 from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
 from notewell.domain.hybrid import embedding_text
-from notewell.domain.model import Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
+from notewell.domain.model import Anchor, Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
 from notewell.domain.titles import derive_title
 from notewell.ports import EmbeddingUnavailableError, IdempotencyKeyTakenError, JudgeUnavailableError, TextLookup
 from notewell.services.access import Deps, require_write, visible_note, visible_project, writable_project
-from notewell.services.notes import NoteService, NoteView, request_hash
+from notewell.services.notes import NoteService, NoteView, anchors_hashed, request_hash
 from notewell.services.search import related_pool
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ class RememberRequest:
     force: bool = False
     status: NoteStatus = NoteStatus.CURRENT
     idempotency_key: str | None = None
+    anchors: Sequence[Anchor] = ()  # the note's when created; added to the note it restates
 
     def arguments(self) -> dict[str, object]:
         """The request as remember's wire arguments (for resolving calls)."""
@@ -78,6 +79,8 @@ class RememberRequest:
             args["importance"] = self.importance
         if self.supersedes:
             args["supersedes"] = list(self.supersedes)
+        if self.anchors:
+            args["anchors"] = [rules.anchor_json(anchor) for anchor in self.anchors]
         return args
 
 
@@ -152,6 +155,7 @@ class MemoryService:
         superseded = list(dict.fromkeys(request.supersedes))
         for old_id in superseded:
             rules.check_note_id(old_id)
+        request = replace(request, anchors=rules.check_anchors(request.anchors))
 
         hashed = None
         if request.idempotency_key is not None:
@@ -159,7 +163,7 @@ class MemoryService:
                 "remember",
                 {"project": request.project, "content": content, "type": request.type, "title": title, "tags": tags,
                  "importance": request.importance, "supersedes": superseded, "force": request.force,
-                 "status": request.status},
+                 "status": request.status, **anchors_hashed(request.anchors)},
             )  # fmt: skip
             record = self._notes.live_idempotency(principal, request.project, request.idempotency_key)
             if record is not None:
@@ -351,6 +355,7 @@ class MemoryService:
             body=content,
             title=rules.check_title(request.title) if request.title else existing.title,
             tags=tuple(dict.fromkeys((*existing.tags, *tags)))[: rules.MAX_TAGS],
+            anchors=rules.check_anchors((*existing.anchors, *request.anchors)),
             importance=max(existing.importance, request.importance),
             version=existing.version + 1,
             updated_at=rules.next_updated_at(now, existing.updated_at),
@@ -402,6 +407,7 @@ class MemoryService:
             body=content, version=1, created_at=now, updated_at=now, author=principal.actor,
             write_id=request.idempotency_key or self._deps.ids.new_id("w"), type=request.type, status=request.status,
             tags=tags, importance=request.importance, supersedes=tuple(dict.fromkeys(request.supersedes)),
+            anchors=tuple(request.anchors),
         )  # fmt: skip
 
     def review(self, principal: Principal, created: NoteView) -> Review:

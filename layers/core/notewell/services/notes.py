@@ -22,6 +22,7 @@ from notewell.domain.errors import (
     VersionConflictError,
 )
 from notewell.domain.model import (
+    Anchor,
     IdempotencyRecord,
     Link,
     Note,
@@ -32,8 +33,9 @@ from notewell.domain.model import (
     Principal,
 )
 from notewell.domain.plans import UPGRADE_HINT, limits_for, smallest_note_chars
+from notewell.domain.portability import EXPORT_HORIZON
 from notewell.ports import IdempotencyKeyTakenError
-from notewell.services.access import Deps, may_see, require_write, visible_note, writable_project
+from notewell.services.access import Deps, may_see, require_write, visible_note, visible_project, writable_project
 from notewell.services.metering import Meter, storage_deltas
 
 if TYPE_CHECKING:
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
     from notewell.services.meaning import Meaning
 
 IDEMPOTENCY_TTL = timedelta(hours=24)
+# `anchored` reads the change feed to its end (EXPORT_HORIZON), of the statuses a freshness check is worth.
+_FEED_PAGE = 200
+_CHECKED_STATUSES = (NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED)
 
 
 def idempotency_scope(principal: Principal, project: str, key: str) -> str:
@@ -97,6 +102,13 @@ class NoteChanges:
     importance: int | None = None
     canonical: bool | None = None
     supersedes: Sequence[str] | None = None  # added to the note's list; each named note becomes superseded
+    anchors: Sequence[Anchor] | None = None  # replaces the note's anchors; () removes them
+
+
+def anchors_hashed(anchors: Sequence[Anchor]) -> dict[str, object]:
+    """The anchors' part of a request hash: nothing without anchors, so a retry across the upgrade that added them
+    still matches its idempotency record."""
+    return {"anchors": [rules.anchor_json(anchor) for anchor in anchors]} if anchors else {}
 
 
 def request_hash(operation: str, payload: dict[str, object]) -> str:
@@ -208,9 +220,11 @@ class NoteService:
         canonical: bool = False,
         supersedes: Sequence[str] = (),
         idempotency_key: str | None = None,
+        anchors: Sequence[Anchor] = (),
     ) -> NoteView:
         require_write(principal)
         clean_title = rules.check_title(title)
+        clean_anchors = rules.check_anchors(anchors)
         rules.check_body(body)
         clean_tags = rules.check_tags(tags)
         rules.check_importance(importance)
@@ -240,6 +254,7 @@ class NoteService:
                     "importance": importance,
                     "canonical": canonical,
                     "supersedes": superseded_ids,
+                    **anchors_hashed(clean_anchors),
                 },
             )
             replayed = self._replay(principal, project, idempotency_key, hashed)
@@ -270,6 +285,7 @@ class NoteService:
             importance=importance,
             canonical=canonical,
             supersedes=tuple(superseded_ids),
+            anchors=clean_anchors,
         )
         writes = [NoteWrite(note, expected_version=None)]
         writes.extend(self.supersession_writes(principal, target.id, note, superseded_ids))
@@ -290,8 +306,8 @@ class NoteService:
         require_write(principal)
         if changes == NoteChanges():  # an empty edit would still cost a version and a revision
             raise InvalidArgumentError(
-                "Nothing to change: send at least one of title, body, type, status, tags, links, importance or "
-                "canonical; nothing was written."
+                "Nothing to change: send at least one of title, body, type, status, tags, links, importance, "
+                "canonical or anchors; nothing was written."
             )
         if changes.title is not None:
             rules.check_title(changes.title)
@@ -305,6 +321,7 @@ class NoteService:
             rules.check_importance(changes.importance)
         if changes.status is not None:
             _check_client_status(changes.status)
+        anchors = rules.check_anchors(changes.anchors) if changes.anchors is not None else None
 
         def apply(note: Note) -> Note:
             return replace(
@@ -318,6 +335,7 @@ class NoteService:
                 importance=changes.importance if changes.importance is not None else note.importance,
                 canonical=changes.canonical if changes.canonical is not None else note.canonical,
                 supersedes=tuple(dict.fromkeys((*note.supersedes, *(changes.supersedes or ())))),
+                anchors=anchors if anchors is not None else note.anchors,
             )
 
         def supersede(new: Note) -> list[NoteWrite]:
@@ -399,6 +417,41 @@ class NoteService:
         return self._edit(
             principal, note_id, lambda note: replace(note, deleted_at=None), expected_version=None, allow_deleted=True
         )
+
+    def anchor(self, principal: Principal, note_id: str, anchors: Sequence[Anchor]) -> NoteView:
+        """Add anchors to a note, each replacing the one it has of the same key (Anchor.key), as one new version."""
+        require_write(principal)
+        added = rules.check_anchors(anchors)
+        if not added:
+            raise InvalidArgumentError("No anchor given; name a file, lines or a symbol to anchor the note to.")
+        return self._edit(
+            principal,
+            note_id,
+            lambda note: replace(note, anchors=rules.check_anchors((*note.anchors, *added))),
+            expected_version=None,
+        )
+
+    def anchored(self, principal: Principal, project: str) -> list[NoteView]:
+        """The project's live anchored notes (not deleted, superseded or historical), oldest change first; none for
+        an unknown project. Reads the project's whole change feed."""
+        target = visible_project(self._deps, principal, project)
+        if target is None:
+            return []
+        found: list[NoteView] = []
+        seen: set[str] = set()
+        position = None
+        while True:
+            scan = self._deps.store.changes_after(
+                principal.workspace_id, target.id, position, horizon=EXPORT_HORIZON, types=(),
+                statuses=_CHECKED_STATUSES, limit=_FEED_PAGE,
+            )  # fmt: skip
+            for note in scan.notes:
+                if note.anchors and not note.is_deleted and note.id not in seen:
+                    seen.add(note.id)
+                    found.append(NoteView(note, target.slug))
+            if not scan.more or scan.position is None or scan.position == position:
+                return found
+            position = scan.position
 
     # ----- internals ---------------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ sizes, ids, timestamps), then what spans lines (order, duplicate ids, revisions 
 naming known entities, plan limits). Any problem raises InvalidArgumentError listing the first ones as
 "line N: what is wrong", and nothing is written. The checked file is held in memory while it is written.
 
-* Notewell export: notes are written exactly as exported (ids, versions, timestamps, lifecycle, links, revisions)
-  through `store.import_notes`, in chunks. A note whose id is already in the target project is skipped, so an
+* Notewell export: notes are written exactly as exported (ids, versions, timestamps, lifecycle, links, anchors,
+  revisions) through `store.import_notes`, in chunks. A note whose id is already in the target project is skipped, so an
   import that stopped midway can be re-run. A note whose id belongs to another project of the workspace (an export
   imported into a sibling project) gets a new id derived from the target project and the old id — deterministic,
   so a re-run skips it too — and references to it inside the file (links, supersedes, supersededBy) follow.

@@ -1,0 +1,301 @@
+"""Freshness of anchored notes: is the code a note is about still what it was when the note was anchored?
+
+Pure. The caller gathers what the current tree holds (adapters/git_tree.py reads a working tree; a client may send
+only `{path: fileHash}` pairs) and `judge_note` answers per anchor and per note:
+
+    fresh    the anchored text is where it was, unchanged
+    moved    the same text is elsewhere: other lines of the file, or (a symbol) another file
+    changed  the file, or the symbol in it, is still there but its anchored text is not the same
+    gone     the file is not in the tree, or its symbol is no longer in it (nor, unchanged, in another file)
+
+A note is as stale as its stalest anchor (gone, then changed, then moved, then fresh): changed and gone notes must
+be re-checked before they are trusted.
+
+The text hash (`text_hash`) is SHA-256, in hex, of the anchored lines without their line endings (LF or CRLF), joined
+with LF. For a whole file that is `sha256(data.replace(b"\\r\\n", b"\\n").removesuffix(b"\\n"))`: a CRLF checkout
+hashes as an LF one. Only hashes, paths and names are ever stored or sent, never the code.
+
+A symbol's text is found without parsing any language (`symbol_range`): its definition is the first line that
+starts with a definition word (`def`, `class`, `fn`, `func (receiver)`, ...: DEFINERS, maybe after MODIFIERS such
+as `export async`) followed by the name; else the first of the least indented lines where the name occurs as a word
+(C, Java: calls are indented deeper than the definition). Its block is that line and the lines indented deeper
+(blank ones inside it too), with the bracket lines at its own indentation that open it (`{`), continue it
+(`) -> int:`, followed by deeper lines) or close it (`}`, `end`). `Outer.inner` is looked up block within block.
+Anchoring and checking use the same rule, so a block found again hashes the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from notewell.domain.model import LineRange
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+    from notewell.domain.model import Anchor
+
+
+class Freshness(StrEnum):
+    FRESH = "fresh"
+    MOVED = "moved"
+    CHANGED = "changed"
+    GONE = "gone"
+
+
+_STALENESS = {Freshness.FRESH: 0, Freshness.MOVED: 1, Freshness.CHANGED: 2, Freshness.GONE: 3}
+
+# Words that introduce a definition in the languages agents meet most, and the words that may stand before them at
+# the start of the line; matched without case ('Public Function', 'Sub'). A definition word inside a sentence (a
+# comment saying "the function parse_config") does not count: only modifiers may come before it.
+DEFINERS = (
+    "def", "class", "function", "fn", "fun", "func", "struct", "enum", "interface", "trait", "type", "impl",
+    "module", "object", "record", "const", "let", "var", "val", "sub", "macro", "defn", "defmodule", "defp",
+    "procedure", "namespace", "protocol", "extension", "union",
+)  # fmt: skip
+MODIFIERS = (
+    "export", "default", "public", "private", "protected", "internal", "static", "async", "abstract", "final",
+    "override", "inline", "extern", "unsafe", "open", "sealed", "data", "suspend", "declare", "virtual", "partial",
+    "readonly", "local", "global", "create", "or", "replace", "pub", r"pub\([\w:]*\)",
+)  # fmt: skip
+_DEFINITION = (
+    rb"^\s*(?i:(?:" + b"|".join(word.encode() for word in MODIFIERS) + rb")\s+)*"
+    rb"(?i:" + b"|".join(word.encode() for word in DEFINERS) + rb")\s+(?:\([^)]*\)\s*)?"
+)  # the receiver of a Go method: 'func (s *Server) Handle'
+_OPENER = re.compile(rb"[{(\[]+")
+_CLOSER = re.compile(rb"[)\]}]")
+_END_WORD = re.compile(rb"(?i:end)(?![\w$])")
+
+
+# ----- the text of a file ------------------------------------------------------------------------------------------
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """A file's lines without their endings (LF or CRLF); text after the last LF is a line, nothing is not."""
+    pieces = data.split(b"\n")
+    last = pieces.pop()
+    lines = [piece[:-1] if piece.endswith(b"\r") else piece for piece in pieces]
+    if last:
+        lines.append(last)
+    return lines
+
+
+def text_hash(lines: Sequence[bytes]) -> str:
+    """The contract's hash of anchored text: SHA-256 of the lines joined with LF, in hex."""
+    return hashlib.sha256(b"\n".join(lines)).hexdigest()
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip(b" \t"))
+
+
+def _definition_lines(lines: Sequence[bytes], name: str, start: int, stop: int) -> int | None:
+    """The index of the line defining `name` within lines[start:stop] (see the module docstring), if any."""
+    raw = name.encode()
+    word = re.escape(raw)
+    defined = re.compile(_DEFINITION + word + rb"(?![\w$])")
+    mentioned = re.compile(rb"(?<![\w$])" + word + rb"(?![\w$])")
+    best: int | None = None
+    for index in range(start, stop):
+        line = lines[index]
+        if raw not in line:  # most lines: one substring test, no pattern
+            continue
+        if defined.match(line):
+            return index
+        if (best is None or _indent(line) < _indent(lines[best])) and mentioned.search(line):
+            best = index
+    return best
+
+
+def _block_end(lines: Sequence[bytes], first: int, stop: int) -> int:
+    """The index of the last line of the block that lines[first] opens."""
+    depth = _indent(lines[first])
+    end = first
+    index = first + 1
+    while index < stop:
+        text = lines[index].strip()
+        if not text:
+            index += 1
+            continue
+        indent = _indent(lines[index])
+        if indent > depth:
+            end = index
+        elif indent == depth and (_OPENER.fullmatch(text) or _CLOSER.match(text) or _END_WORD.match(text)):
+            end = index
+            after = next((j for j in range(index + 1, stop) if lines[j].strip()), None)
+            opens = _OPENER.fullmatch(text) is not None
+            if not (opens or (_CLOSER.match(text) and after is not None and _indent(lines[after]) > depth)):
+                break  # it closed the block
+        else:
+            break
+        index += 1
+    return end
+
+
+def symbol_range(lines: Sequence[bytes], symbol: str) -> LineRange | None:
+    """The lines (from 1) of `symbol`'s block, each dotted part looked up inside the previous one's; None if absent."""
+    start, stop = 0, len(lines)
+    found: LineRange | None = None
+    for part in symbol.split("."):
+        first = _definition_lines(lines, part, start, stop)
+        if first is None:
+            return None
+        last = _block_end(lines, first, stop)
+        found = LineRange(first + 1, last + 1)
+        start, stop = first + 1, last + 1
+    return found
+
+
+@dataclass(slots=True)
+class FileText:
+    """One file of the current tree, with what freshness looks up in it kept: many anchors share a file."""
+
+    path: str
+    lines: list[bytes]
+    _whole: str | None = field(default=None, init=False, repr=False)
+    # By window length: the hash of each run of that many lines -> where the first such run starts.
+    _windows: dict[int, dict[str, int]] = field(default_factory=dict, init=False, repr=False)
+    _symbols: dict[str, LineRange | None] = field(default_factory=dict, init=False, repr=False)
+
+    @classmethod
+    def of(cls, path: str, data: bytes) -> FileText:
+        return cls(path, split_lines(data))
+
+    @property
+    def whole_hash(self) -> str:
+        if self._whole is None:
+            self._whole = text_hash(self.lines)
+        return self._whole
+
+    def hash_of(self, lines: LineRange) -> str | None:
+        """The hash of those lines now; None when the file is shorter."""
+        if lines.end > len(self.lines):
+            return None
+        return text_hash(self.lines[lines.start - 1 : lines.end])
+
+    def find_text(self, length: int, content_hash: str) -> LineRange | None:
+        """The first `length` lines whose text hashes to `content_hash`, if any."""
+        windows = self._windows.get(length)
+        if windows is None:
+            windows = {}
+            for start in range(len(self.lines) - length, -1, -1):  # backwards: the first start wins
+                windows[text_hash(self.lines[start : start + length])] = start
+            self._windows[length] = windows
+        found = windows.get(content_hash)
+        return None if found is None else LineRange(found + 1, found + length)
+
+    def symbol(self, symbol: str) -> LineRange | None:
+        if symbol not in self._symbols:
+            self._symbols[symbol] = symbol_range(self.lines, symbol)
+        return self._symbols[symbol]
+
+    def place_of(self, symbol: str) -> Place | None:
+        """Where `symbol` is defined in this file, with its text's hash."""
+        lines = self.symbol(symbol)
+        found = None if lines is None else self.hash_of(lines)
+        return None if lines is None or found is None else Place(self.path, lines, found)
+
+
+# ----- facts and verdicts ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where anchored text is in the current tree, and the hash of the text there. `lines` None: the whole file."""
+
+    path: str
+    lines: LineRange | None
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorFacts:
+    """What the current tree holds for one anchor.
+
+    `file_exists`: its path is a file in the tree. `places`: where its text is now, each with the hash of the text
+    there (its lines where they were, other lines holding the same text, its symbol wherever it is defined).
+    `searched`: the file's text was read, so no place for a symbol means the symbol is gone; False when only the
+    whole file's hash is known, as from a client's `{path: fileHash}` pairs.
+    """
+
+    file_exists: bool
+    places: tuple[Place, ...] = ()
+    searched: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorVerdict:
+    anchor: Anchor
+    freshness: Freshness
+    place: Place | None = None  # where the anchored text is now: moved to, or changed at
+
+
+@dataclass(frozen=True, slots=True)
+class NoteVerdict:
+    freshness: Freshness  # the stalest of its anchors'
+    anchors: tuple[AnchorVerdict, ...]
+
+
+def judge_anchor(anchor: Anchor, facts: AnchorFacts) -> AnchorVerdict:
+    same_text = [place for place in facts.places if place.content_hash == anchor.content_hash]
+    for place in same_text:
+        if place.path == anchor.path and (anchor.lines is None or place.lines == anchor.lines):
+            return AnchorVerdict(anchor, Freshness.FRESH, place)
+    if same_text:
+        return AnchorVerdict(anchor, Freshness.MOVED, same_text[0])
+    # Another text of the same name in another file is not this symbol changed: names repeat across files.
+    here = [place for place in facts.places if place.path == anchor.path]
+    if here:
+        return AnchorVerdict(anchor, Freshness.CHANGED, here[0])
+    if facts.file_exists and (anchor.symbol is None or not facts.searched):
+        return AnchorVerdict(anchor, Freshness.CHANGED)
+    return AnchorVerdict(anchor, Freshness.GONE)
+
+
+def judge_note(judged: Iterable[tuple[Anchor, AnchorFacts]]) -> NoteVerdict | None:
+    """The verdict on each anchor given its facts, and the note's; None when no anchor could be judged."""
+    verdicts = tuple(judge_anchor(anchor, facts) for anchor, facts in judged)
+    if not verdicts:
+        return None
+    return NoteVerdict(max((v.freshness for v in verdicts), key=_STALENESS.__getitem__), verdicts)
+
+
+def facts_in_tree(
+    anchor: Anchor, own: FileText | None, elsewhere: Callable[[str], Iterable[FileText]] = lambda name: ()
+) -> AnchorFacts:
+    """The facts of `anchor` in a tree whose text can be read: `own` is its file (None: not in the tree);
+    `elsewhere(name)` gives other files that mention a name, searched only for a symbol not defined in its own file.
+    Other places are looked for only when the anchored text is not where it was."""
+    if anchor.symbol is not None:
+        place = own.place_of(anchor.symbol) if own is not None else None
+        if place is not None and place.content_hash == anchor.content_hash:
+            return AnchorFacts(True, (place,))
+        places = [] if place is None else [place]
+        if place is None:
+            top = anchor.symbol.split(".")[0]
+            places += [p for text in elsewhere(top) if text.path != anchor.path and (p := text.place_of(anchor.symbol))]
+        return AnchorFacts(own is not None, tuple(places))
+    if own is None:
+        return AnchorFacts(False)
+    if anchor.lines is None:
+        return AnchorFacts(True, (Place(own.path, None, own.whole_hash),))
+    now = own.hash_of(anchor.lines)
+    here = () if now is None else (Place(own.path, anchor.lines, now),)
+    if now == anchor.content_hash:
+        return AnchorFacts(True, here)
+    moved = own.find_text(anchor.lines.end - anchor.lines.start + 1, anchor.content_hash)
+    return AnchorFacts(True, here + (() if moved is None else (Place(own.path, moved, anchor.content_hash),)))
+
+
+def facts_from_file_hash(anchor: Anchor, file_hash: str | None) -> AnchorFacts:
+    """The facts of `anchor` from the hash of its whole file now (None: the file is not in the tree): unchanged
+    file, fresh anchor; any change to the file counts as a change to the anchored text, which cannot be told apart."""
+    if file_hash is None:
+        return AnchorFacts(False, searched=False)
+    if file_hash.lower() == anchor.file_hash:
+        return AnchorFacts(True, (Place(anchor.path, anchor.lines, anchor.content_hash),), searched=False)
+    return AnchorFacts(True, searched=False)

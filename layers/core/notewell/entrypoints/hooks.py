@@ -1,0 +1,696 @@
+"""Coding-client hooks: the commands Claude Code, Codex and Cursor run, and `notewell hooks install|uninstall`.
+
+    python -m notewell.entrypoints.hooks context    --client C [--project P] --url U [--detail D] [--max-tokens N]
+    python -m notewell.entrypoints.hooks checkpoint --client C [--project P] --url U
+
+Both read the client's JSON payload on standard input. `context` (session start) prints the project's get_context
+for the client to add to the model's context; `checkpoint` (before compaction, at the end) sends a checkpoint made
+from the session's transcript and git. A hook must never block its client: each run has a deadline of two seconds,
+after which the process exits whatever it is doing, and every failure is written to a log file and skipped; the exit
+status is always 0.
+
+Start-up time is most of a hook's cost, so this module imports only the standard library and the pure
+`notewell.domain.hooks` (about 65 ms to start, against 700 ms for the `notewell` command and its dependencies), and
+talks to the server with one plain JSON-RPC POST in the stateless 2026-07-28 protocol era: no MCP client, no
+handshake. A deployed stack is reached the same way, with the key or OAuth token the client itself uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import http.client
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from notewell.domain.hooks import (
+    CLIENTS,
+    HookAction,
+    HookClient,
+    HookConfigError,
+    HookMoment,
+    HookSettings,
+    bearer_in_claude_oauth,
+    bearer_in_servers,
+    checkpoint_request,
+    config_diff,
+    context_output,
+    files_touched,
+    hook_commands,
+    hook_files,
+    read_session,
+    render_config,
+    request_digest,
+    session_context,
+    with_hooks,
+    without_hooks,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping, Sequence
+
+    from notewell.domain.hooks import ClientHooks
+
+DEADLINE_S = 2.0
+GIT_TIMEOUT_S = 0.5
+CHECK_TIMEOUT_S = 5.0  # the check `hooks install` makes is not a hook: it may wait longer
+DEFAULT_URL = "http://127.0.0.1:8765/mcp"  # `notewell serve`
+PROTOCOL = "2026-07-28"
+KEY_VARIABLE = "NOTEWELL_API_KEY"
+MAX_TRANSCRIPT_BYTES = 32 * 1024 * 1024  # a longer transcript is read from its end
+STATE_DAYS = 30  # a session's checkpoint state is kept this long
+LOG_BYTES = 1024 * 1024  # the log is rotated once past this size
+
+
+class HookError(Exception):
+    """Why a hook did nothing: written to the log, never shown to the client."""
+
+
+# ----- where things are ------------------------------------------------------------------------------------------
+
+
+def hooks_home(environ: Mapping[str, str]) -> Path:
+    """The hooks' log and session state: beside `notewell serve`'s data ($NOTEWELL_HOME, else ~/.notewell)."""
+    home = environ.get("NOTEWELL_HOME")
+    return (Path(home).expanduser() if home else Path.home() / ".notewell") / "hooks"
+
+
+def log_path(environ: Mapping[str, str]) -> Path:
+    return hooks_home(environ) / "hooks.log"
+
+
+def log_failure(environ: Mapping[str, str], where: str, message: str) -> None:
+    """One line per failure; a log that cannot be written is not a reason to fail either."""
+    path = log_path(environ)
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.exists() and path.stat().st_size > LOG_BYTES:
+            path.replace(path.with_suffix(".log.1"))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with path.open("a", encoding="utf-8") as log:
+            log.write(f"{stamp} {where}: {' '.join(message.split())}\n")
+
+
+def _ancestors(start: Path) -> Iterator[Path]:
+    yield start
+    yield from start.parents
+
+
+def repository_root(start: Path) -> Path:
+    """The nearest directory at or above `start` with a .git (a directory, or a file in a worktree), else `start`."""
+    return next((d for d in _ancestors(start) if (d / ".git").exists()), start)
+
+
+def payload_directory(payload: Mapping[str, object]) -> Path:
+    """Where the session runs: `cwd` (Claude Code, Codex), the first of `workspace_roots` (Cursor), else ours."""
+    roots = payload.get("workspace_roots")
+    for candidate in (payload.get("cwd"), roots[0] if isinstance(roots, list) and roots else None):
+        if isinstance(candidate, str) and candidate:
+            return Path(candidate)
+    return Path.cwd()
+
+
+def project_for(directory: Path) -> str:
+    """The project a hook installed without --project (in user scope) works on: its repository's name, as a slug."""
+    from notewell.domain.rules import slugify  # only this path needs it; it costs 15 ms of imports
+
+    return slugify(repository_root(directory).name)
+
+
+def client_directory(client: HookClient, environ: Mapping[str, str]) -> Path:
+    """The client's own configuration directory (its user-scope hooks, MCP servers and credentials)."""
+    home = Path(environ.get("HOME") or Path.home())
+    if client is HookClient.CLAUDE_CODE and environ.get("CLAUDE_CONFIG_DIR"):
+        return Path(environ["CLAUDE_CONFIG_DIR"]).expanduser()
+    if client is HookClient.CODEX and environ.get("CODEX_HOME"):
+        return Path(environ["CODEX_HOME"]).expanduser()
+    return home / {HookClient.CLAUDE_CODE: ".claude", HookClient.CODEX: ".codex", HookClient.CURSOR: ".cursor"}[client]
+
+
+def config_path(spec: ClientHooks, *, user: bool, root: Path, environ: Mapping[str, str]) -> Path:
+    return client_directory(spec.client, environ) / spec.user_file if user else root / spec.project_file
+
+
+# ----- credentials: the key or token the client itself sends ------------------------------------------------------
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _read_toml(path: Path) -> object:
+    import tomllib  # Codex only
+
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _get(document: object, *keys: str) -> object:
+    for key in keys:
+        document = document.get(key) if isinstance(document, dict) else None
+    return document
+
+
+def _nearest(directory: Path, relative: str) -> Path | None:
+    return next((d / relative for d in _ancestors(directory) if (d / relative).is_file()), None)
+
+
+def server_lists(client: HookClient, directory: Path, environ: Mapping[str, str]) -> Iterator[tuple[str, object]]:
+    """(where, MCP server list) the client reads, most specific first."""
+    config = client_directory(client, environ)
+    if client is HookClient.CLAUDE_CODE:
+        # `claude mcp add` writes to ~/.claude.json (or $CLAUDE_CONFIG_DIR/.claude.json): per project directory
+        # (local scope), then top level (user scope); a repository's .mcp.json is the shared project scope.
+        state_file = (
+            config / ".claude.json"
+            if environ.get("CLAUDE_CONFIG_DIR")
+            else Path(environ.get("HOME") or Path.home()) / ".claude.json"
+        )
+        state = _read_json(state_file)
+        for d in _ancestors(directory):
+            yield f"{state_file} (project {d})", _get(state, "projects", str(d), "mcpServers")
+        shared = _nearest(directory, ".mcp.json")
+        if shared is not None:
+            yield str(shared), _get(_read_json(shared), "mcpServers")
+        yield str(state_file), _get(state, "mcpServers")
+    elif client is HookClient.CURSOR:
+        for path in (_nearest(directory, ".cursor/mcp.json"), config / "mcp.json"):
+            if path is not None:
+                yield str(path), _get(_read_json(path), "mcpServers")
+    else:
+        for path in (_nearest(directory, ".codex/config.toml"), config / "config.toml"):
+            if path is not None:
+                yield str(path), _get(_read_toml(path), "mcp_servers")
+
+
+def find_bearer(
+    client: HookClient, url: str, directory: Path, environ: Mapping[str, str], now_ms: int
+) -> tuple[str, str] | None:
+    """(token, where it came from) for `url`: $NOTEWELL_API_KEY, else the header or variable the client's MCP entry
+    for that URL sends, else (Claude Code) the OAuth access token it holds for it."""
+    if environ.get(KEY_VARIABLE, "").strip():
+        return environ[KEY_VARIABLE].strip(), f"${KEY_VARIABLE}"
+    for where, servers in server_lists(client, directory, environ):
+        token = bearer_in_servers(servers, url, environ)
+        if token:
+            return token, where
+    if client is HookClient.CLAUDE_CODE:  # on macOS the client keeps these in the Keychain instead
+        credentials = client_directory(client, environ) / ".credentials.json"
+        token = bearer_in_claude_oauth(_read_json(credentials), url, now_ms)
+        if token:
+            return token, f"{credentials} (OAuth sign-in)"
+    return None
+
+
+# ----- one tool call ---------------------------------------------------------------------------------------------
+
+
+def _loopback(url: str) -> bool:
+    return (urllib.parse.urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
+
+
+def _rpc_error(body: bytes) -> str:
+    try:
+        error = json.loads(body).get("error") or {}
+        return str(error.get("message") or body[:200].decode(errors="replace"))
+    except (ValueError, AttributeError):
+        return body[:200].decode(errors="replace")
+
+
+def _decoded(body: bytes, content_type: str) -> dict[str, object]:
+    if content_type.startswith("text/event-stream"):  # a server may answer with one event; its data is the message
+        data = [line[5:].strip() for line in body.decode().splitlines() if line.startswith("data:")]
+        body = data[-1].encode() if data else b""
+    message = json.loads(body)
+    if not isinstance(message, dict):
+        raise ValueError("not a JSON-RPC message")
+    return message
+
+
+def call_tool(url: str, token: str, name: str, arguments: Mapping[str, object], timeout: float) -> dict[str, object]:
+    """One tools/call, stateless (2026-07-28 era: one POST, no initialize), returning the tool's result.
+
+    Raises:
+        HookError: the server could not be reached, refused the call, or the tool answered with an error.
+    """
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "notewell-hooks", "version": "0.1.0"},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": dict(arguments), "_meta": meta}}  # fmt: skip
+    headers = {
+        "content-type": "application/json", "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": PROTOCOL, "mcp-method": "tools/call", "mcp-name": name,
+        "authorization": f"Bearer {token}", "user-agent": "notewell-hooks/0.1.0",
+    }  # fmt: skip
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    # A proxy from the environment is right for a deployed stack, never for `serve` on this machine.
+    handlers = [urllib.request.ProxyHandler({})] if _loopback(url) else []
+    try:
+        with urllib.request.build_opener(*handlers).open(request, timeout=max(timeout, 0.05)) as response:
+            message = _decoded(response.read(), response.headers.get("content-type", ""))
+    except urllib.error.HTTPError as exc:
+        raise HookError(f"{name}: {url} answered HTTP {exc.code}: {_rpc_error(exc.read())}") from exc
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # refused, reset, cut short
+        reason = getattr(exc, "reason", exc)
+        raise HookError(f"{name}: cannot reach {url} ({reason or type(exc).__name__})") from exc
+    except ValueError as exc:
+        raise HookError(f"{name}: {url} did not answer with JSON-RPC ({exc})") from exc
+    result = message.get("result")
+    if not isinstance(result, dict):
+        raise HookError(f"{name}: {_rpc_error(json.dumps(message).encode())}")
+    if result.get("isError"):
+        raise HookError(f"{name}: {_text_of(result)}")
+    return result
+
+
+def _text_of(result: Mapping[str, object]) -> str:
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+
+
+# ----- the deadline ------------------------------------------------------------------------------------------------
+
+
+class Deadline:
+    """Ends the process (status 0) when the time is up, whatever it is waiting on: DNS, a socket, git, a disk.
+    Output is written under a lock the watchdog also takes, so the client never reads half an answer."""
+
+    def __init__(self, seconds: float, on_expiry: Callable[[], None]) -> None:
+        self._end = time.monotonic() + seconds
+        self._on_expiry = on_expiry
+        self.output = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def remaining(self) -> float:
+        return max(self._end - time.monotonic(), 0.0)
+
+    def _expire(self) -> None:
+        # An answer being written finishes first (unless the client stopped reading it).
+        self.output.acquire(timeout=0.5)
+        self._on_expiry()
+        os._exit(0)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+# ----- the two hooks -------------------------------------------------------------------------------------------------
+
+
+def _client_token(args: argparse.Namespace, directory: Path, environ: Mapping[str, str]) -> str:
+    found = find_bearer(HookClient(args.client), args.url, directory, environ, int(time.time() * 1000))
+    if found is None:
+        label = CLIENTS[HookClient(args.client)].label
+        raise HookError(
+            f"no key for {args.url}: connect {label} to it (notewell connect --url {args.url}) or set {KEY_VARIABLE}"
+        )
+    return found[0]
+
+
+def context_answer(
+    args: argparse.Namespace, payload: Mapping[str, object], environ: Mapping[str, str], timeout: Callable[[], float]
+) -> str:
+    """The session-start hook's output: the project's get_context, in the client's JSON.
+
+    Raises:
+        HookError: no key, or the call failed.
+    """
+    directory = payload_directory(payload)
+    project = args.project or project_for(directory)
+    token = _client_token(args, directory, environ)
+    arguments: dict[str, object] = {"project": project, "detail": args.detail}
+    if args.max_tokens is not None:
+        arguments["maxTokens"] = args.max_tokens
+    result = call_tool(args.url, token, "get_context", arguments, timeout())
+    return context_output(HookClient(args.client), session_context(_text_of(result)))
+
+
+def _transcript_lines(path: object) -> list[str]:
+    """The transcript's lines, the last MAX_TRANSCRIPT_BYTES of it at most; none when the client gave no path
+    (Cursor's CLI) or it cannot be read."""
+    if not isinstance(path, str) or not path:
+        return []
+    try:
+        with Path(path).expanduser().open("rb") as transcript:
+            size = transcript.seek(0, os.SEEK_END)
+            transcript.seek(max(size - MAX_TRANSCRIPT_BYTES, 0))
+            data = transcript.read()
+    except OSError:
+        return []
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return lines[1:] if size > MAX_TRANSCRIPT_BYTES else lines  # the first line was cut
+
+
+def _git_run(directory: Path, arguments: Sequence[str], timeout: float) -> subprocess.CompletedProcess[bytes] | None:
+    try:
+        return subprocess.run(
+            ["git", "-C", str(directory), *arguments], capture_output=True, timeout=max(timeout, 0.05), check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):  # no git, or too slow: the checkpoint goes without file names
+        return None
+
+
+def _git(directory: Path, arguments: Sequence[str], timeout: float) -> str:
+    done = _git_run(directory, arguments, timeout)
+    return done.stdout.decode("utf-8", errors="replace") if done is not None and done.returncode == 0 else ""
+
+
+def git_files(client: HookClient, directory: Path, since: str | None, timeout: Callable[[], float]) -> tuple[str, ...]:
+    """Files changed in the work tree, and in commits made since the session started."""
+    status = _git(directory, ["status", "--porcelain=v1", "-z"], min(GIT_TIMEOUT_S, timeout()))
+    committed = (
+        _git(directory, ["log", f"--since={since}", "--name-only", "--format="], min(GIT_TIMEOUT_S, timeout()))
+        if since
+        else ""
+    )
+    return files_touched(status, committed, ignored=hook_files(client))
+
+
+def _state_file(environ: Mapping[str, str], client: str, session: str) -> Path:
+    name = hashlib.sha256(f"{client}:{session}".encode()).hexdigest()[:32]
+    return hooks_home(environ) / "sessions" / f"{name}.json"
+
+
+def _save_state(path: Path, state: Mapping[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    cutoff = time.time() - STATE_DAYS * 86_400
+    for old in path.parent.glob("*.json"):  # sessions long over
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(state), encoding="utf-8")
+    temporary.replace(path)
+
+
+def send_checkpoint(
+    args: argparse.Namespace, payload: Mapping[str, object], environ: Mapping[str, str], timeout: Callable[[], float]
+) -> str | None:
+    """Checkpoint the session from its transcript and git; returns the new handoff's id (None: nothing to send).
+
+    Each session keeps one live handoff: a later checkpoint of the same session (after a compaction, or Codex's
+    next turn) marks the one before it historical, as get_context expects of a thread's older handoffs.
+
+    Raises:
+        HookError: no key, or the call failed.
+    """
+    directory = payload_directory(payload)
+    project = args.project or project_for(directory)
+    client = HookClient(args.client)
+    session = str(payload.get("session_id") or payload.get("conversation_id") or "unknown")
+    reason = payload.get("trigger") or payload.get("reason")
+    moment = HookMoment(
+        client, session, str(payload.get("hook_event_name") or "checkpoint"), str(reason) if reason else None
+    )
+    record = read_session(_transcript_lines(payload.get("transcript_path")), project)
+    last = payload.get("last_assistant_message")
+    request = checkpoint_request(
+        record, git_files(client, directory, record.started_at, timeout), project=project, moment=moment,
+        last_message=last if isinstance(last, str) else None,
+    )  # fmt: skip
+    if request is None:
+        return None
+    state_path = _state_file(environ, client.value, session)
+    state = _read_json(state_path)
+    previous = state if isinstance(state, dict) else {}
+    digest = request_digest(request)
+    if previous.get("digest") == digest:
+        return None  # nothing new since this session's last checkpoint
+    token = _client_token(args, directory, environ)
+    result = call_tool(args.url, token, "checkpoint", request, timeout())
+    handoff = _get(result.get("structuredContent"), "handoff", "id")
+    if not isinstance(handoff, str):
+        raise HookError("checkpoint: the answer names no handoff")
+    with contextlib.suppress(OSError):
+        _save_state(state_path, {"handoff": handoff, "digest": digest})
+    older = previous.get("handoff")
+    if isinstance(older, str) and older != handoff:
+        call_tool(args.url, token, "update_note", {"id": older, "status": "historical"}, timeout())
+    return handoff
+
+
+def _read_payload(stdin: TextIO) -> dict[str, object]:
+    try:
+        payload = json.loads(stdin.read() or "{}")
+    except ValueError as exc:
+        raise HookError(f"the client's payload is not JSON ({exc})") from exc
+    return payload if isinstance(payload, dict) else {}
+
+
+def run_hook(
+    args: argparse.Namespace, stdin: TextIO, stdout: TextIO, environ: Mapping[str, str], *, deadline_s: float
+) -> int:
+    """Run one hook. Always 0: a failure is logged, never passed on to the client."""
+    where = f"{args.client} {args.action}"  # the client's event name once the payload is read: the log names it
+    deadline = Deadline(deadline_s, lambda: log_failure(environ, where, f"gave up after {deadline_s:g} s"))
+    try:
+        payload = _read_payload(stdin)
+        where = f"{args.client} {payload.get('hook_event_name') or args.action}"
+        if args.action == HookAction.CONTEXT.value:
+            answer = context_answer(args, payload, environ, deadline.remaining)
+            with deadline.output:
+                stdout.write(answer + "\n")
+                stdout.flush()
+        else:
+            send_checkpoint(args, payload, environ, deadline.remaining)
+    except HookError as exc:
+        log_failure(environ, where, str(exc))
+    except Exception as exc:  # a bug of ours must not break the client's session either
+        log_failure(environ, where, f"unexpected {type(exc).__name__}: {exc}")
+    finally:
+        deadline.cancel()
+    return 0
+
+
+def hook_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"python -m {__name__}", description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=[a.value for a in HookAction])
+    parser.add_argument("--client", choices=[c.value for c in HookClient], required=True)
+    parser.add_argument("--project", default=None)
+    parser.add_argument("--url", default=DEFAULT_URL)
+    parser.add_argument("--detail", choices=["lean", "balanced", "deep"], default="lean")
+    parser.add_argument("--max-tokens", type=int, default=None)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = hook_parser().parse_args(argv)
+    except SystemExit as exc:  # a command from an older install, say: logged, never an error shown to the client
+        if exc.code:
+            log_failure(os.environ, "hook", f"bad arguments: {' '.join(argv or sys.argv[1:])}")
+        return 0
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")  # JSON is UTF-8, whatever the locale
+    return run_hook(args, stdin, sys.stdout, os.environ, deadline_s=DEADLINE_S)
+
+
+# ----- notewell hooks install | uninstall -----------------------------------------------------------------------
+
+
+def _max_tokens(text: str) -> int:
+    value = int(text) if text.isdigit() else -1
+    if not 200 <= value <= 32000:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a token budget from 200 to 32000.")
+    return value
+
+
+def add_hook_verbs(hooks: argparse.ArgumentParser) -> None:
+    """`notewell hooks install|uninstall`, added to the `notewell` command line."""
+    verbs = hooks.add_subparsers(dest="hook_verb", required=True)
+    install = verbs.add_parser(
+        "install", help="Write the client's hook configuration: context at session start, checkpoints after."
+    )
+    uninstall = verbs.add_parser("uninstall", help="Remove exactly the hook entries install added.")
+    for sub in (install, uninstall):
+        sub.add_argument("--client", choices=[c.value for c in HookClient], default=HookClient.CLAUDE_CODE.value,
+                         help="The coding client (default claude-code).")  # fmt: skip
+        sub.add_argument("--user", action="store_true", help="User scope (every repository), not this repository.")
+        sub.add_argument("--yes", action="store_true", help="Write without asking (the diff is still shown).")
+        sub.add_argument("--dry-run", action="store_true", help="Show the diff only.")
+    install.add_argument(
+        "--project", default=None,
+        help="Notewell project (default: this repository's name; with --user, each repository's own).",
+    )  # fmt: skip
+    install.add_argument(
+        "--url", default=DEFAULT_URL, help=f"The MCP endpoint (default {DEFAULT_URL}, notewell serve)."
+    )
+    install.add_argument("--detail", choices=["lean", "balanced", "deep"], default="lean",
+                         help="get_context's detail level at session start (default lean).")  # fmt: skip
+    install.add_argument("--max-tokens", type=_max_tokens, default=None,
+                         help="Session-start token budget (default: the project's, else the level's).")  # fmt: skip
+
+
+def hook_verb(args: argparse.Namespace) -> int:
+    """`notewell hooks install|uninstall`: show the diff, ask (unless --yes), write.
+
+    Raises:
+        ConfigError: the configuration file cannot be read or has a shape the client does not read.
+    """
+    from notewell.config import ConfigError
+
+    try:
+        return _install(args) if args.hook_verb == "install" else _uninstall(args)
+    except HookConfigError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+def _load(path: Path) -> tuple[str | None, dict[str, object]]:
+    from notewell.config import ConfigError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from exc
+    try:
+        document = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        raise ConfigError(f"{path} is not valid JSON ({exc}); fix it by hand, then run this again.") from exc
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path} does not hold a JSON object; fix it by hand, then run this again.")
+    return text, document
+
+
+def _shown(path: Path, root: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return path.relative_to(root).as_posix()
+    with contextlib.suppress(ValueError):
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    return str(path)
+
+
+def _apply(args: argparse.Namespace, path: Path, label: str, before: str | None, after: dict[str, object]) -> bool:
+    """Show the change and write it (asking first on a terminal, unless --yes); whether it was written."""
+    after_text = render_config(after) if after else None
+    print(config_diff(label, before, after_text), end="")
+    if args.dry_run:
+        print("Dry run: nothing written.")
+        return False
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print(f"Not written: run again with --yes to write {label}.")
+            return False
+        if input(f"Write {label}? [y/N] ").strip().lower() not in ("y", "yes"):
+            print("Nothing written.")
+            return False
+    if after_text is None:
+        path.unlink()
+        with contextlib.suppress(OSError):  # the client's directory, when install made it and nothing else is in it
+            path.parent.rmdir()
+        return True
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.notewell.tmp")
+    temporary.write_text(after_text, encoding="utf-8")
+    temporary.replace(path)
+    return True
+
+
+def _install(args: argparse.Namespace) -> int:
+    from notewell.domain.rules import check_project_slug
+
+    spec = CLIENTS[HookClient(args.client)]
+    root = repository_root(Path.cwd())
+    project = args.project if args.project is not None else (None if args.user else project_for(root))
+    if project is not None:
+        check_project_slug(project)
+    settings = HookSettings(spec.client, project, args.url, args.detail, args.max_tokens)
+    path = config_path(spec, user=args.user, root=root, environ=os.environ)
+    label = _shown(path, root)
+    before, document = _load(path)
+    after = with_hooks(document, spec, hook_commands(sys.executable, settings))
+    if after == document:
+        print(f"Notewell's hooks for {spec.label} are already in {label}; nothing to change.")
+    elif not _apply(args, path, label, before, after):
+        return 0 if args.dry_run else 1
+    else:
+        print(f"Wrote {label}.")
+    ignored = _git_run(root, ["check-ignore", "-q", str(path)], CHECK_TIMEOUT_S)
+    shared = not args.user and (root / ".git").exists() and ignored is not None and ignored.returncode == 1
+    print(_installed_summary(spec, settings, label, shared_in_git=shared))
+    print(_check(settings, root))
+    return 0
+
+
+def _uninstall(args: argparse.Namespace) -> int:
+    spec = CLIENTS[HookClient(args.client)]
+    root = repository_root(Path.cwd())
+    path = config_path(spec, user=args.user, root=root, environ=os.environ)
+    label = _shown(path, root)
+    before, document = _load(path)
+    after = without_hooks(document, spec)
+    if after == document:
+        print(f"No Notewell hooks for {spec.label} in {label}; nothing to change.")
+        return 0
+    if not _apply(args, path, label, before, after):
+        return 0 if args.dry_run else 1
+    print(f"Removed Notewell's hooks from {label}" + ("" if after else " (the file held nothing else: deleted).")
+          + ("." if after else ""))  # fmt: skip
+    return 0
+
+
+def _installed_summary(spec: ClientHooks, settings: HookSettings, label: str, *, shared_in_git: bool) -> str:
+    starts = [event for event, action in spec.events if action is HookAction.CONTEXT]
+    checkpoints = [event for event, action in spec.events if action is HookAction.CHECKPOINT]
+    project = f"project {settings.project}" if settings.project else "each repository's project (its name)"
+    budget = f", at most {settings.max_tokens} tokens" if settings.max_tokens else ""
+    lines = [
+        f"  {', '.join(starts)}: {project}'s context ({settings.detail}{budget}) from {settings.url}",
+        f"  {', '.join(checkpoints)}: a checkpoint of the session (handoff, open items, decisions, files touched)",
+        f"  Failures never block {spec.label}: each run gives up after {DEADLINE_S:g} s and logs to "
+        f"{_shown(log_path(os.environ), Path.cwd())}.",
+    ]
+    if shared_in_git:
+        lines.append(f"  {label} names this machine's Python and git does not ignore it: add it to .git/info/exclude.")
+    if spec.client is HookClient.CODEX:
+        lines.append("  Codex runs a hook once you trust it: open /hooks in Codex and trust Notewell's.")
+    if spec.client is HookClient.CURSOR:
+        lines.append("  Cursor reads hooks.json at start: restart it, or open a new agent window.")
+    return "\n".join(lines)
+
+
+def _check(settings: HookSettings, root: Path) -> str:
+    """What the first session start will do, found out now: the key it will send, and the server's answer."""
+    found = find_bearer(settings.client, settings.url, root, os.environ, int(time.time() * 1000))
+    if found is None:
+        label = CLIENTS[settings.client].label
+        return (
+            f"Warning: no key for {settings.url} in {label}'s MCP configuration or ${KEY_VARIABLE}, so the hooks "
+            f"will do nothing yet. Connect {label} first (notewell connect --url {settings.url} --client "
+            f"{settings.client.value}), or export {KEY_VARIABLE}."
+        )
+    token, where = found
+    project = settings.project or project_for(root)
+    arguments: dict[str, object] = {"project": project, "detail": settings.detail}
+    try:
+        result = call_tool(settings.url, token, "get_context", arguments, CHECK_TIMEOUT_S)
+    except HookError as exc:
+        return f"Key from {where}; but the check failed: {exc}"
+    spent = _get(result.get("structuredContent"), "meta", "spent")
+    return f"Checked: {settings.url} answered get_context for {project} ({spent} tokens) with the key from {where}."
+
+
+if __name__ == "__main__":
+    sys.exit(main())
