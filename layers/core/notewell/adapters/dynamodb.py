@@ -304,6 +304,19 @@ def feed_sk(note: Note) -> str:
     return f"{note.updated_at}#{note.id}"
 
 
+def lean_sk(note: Note) -> str:
+    """GSI4's sort key: the feed's, then the note's branch when it has one. Keys are always projected, so the lean
+    read knows the branch without a projection change (CloudFormation cannot change a GSI's projection in place);
+    the order stays the feed's, since `{updatedAt}#{noteId}` alone is unique."""
+    return feed_sk(note) if note.branch is None else f"{feed_sk(note)}#B#{note.branch}"
+
+
+def lean_sk_branch(sk: str) -> str | None:
+    """The branch `lean_sk` put in a sort key; None: the default branch. Timestamps and note ids hold no '#'."""
+    parts = sk.split("#", 2)
+    return parts[2].removeprefix("B#") if len(parts) == 3 and parts[2].startswith("B#") else None
+
+
 def sequence_pk(workspace_id: str, project_id: str) -> str:
     return f"{feed_pk(workspace_id, project_id)}#SEQ"
 
@@ -462,6 +475,8 @@ def _note_fields(note: Note) -> Item:
         fields["deletedAt"] = _s(note.deleted_at)
     if note.anchors:  # absent, not empty: notes without anchors keep the items they had
         fields["anchors"] = {"L": [{"M": _anchor_fields(anchor)} for anchor in note.anchors]}
+    if note.branch is not None:
+        fields["branch"] = _s(note.branch)
     return fields
 
 
@@ -516,12 +531,12 @@ def note_to_item(note: Note) -> Item:
         item["gsi3sk"] = _s(feed_sk(note))
     if packing.needs_attention(note):  # apart: get_context lists the newest of them as conflicts
         item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, ATTENTION_PARTITION))
-        item["gsi4sk"] = _s(feed_sk(note))
+        item["gsi4sk"] = _s(lean_sk(note))
     elif packing.in_live_feed(note):
         section = packing.context_section(note)
         partition = section.value if section is not None else OTHER_PARTITION
         item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, partition))
-        item["gsi4sk"] = _s(feed_sk(note))
+        item["gsi4sk"] = _s(lean_sk(note))
     return item
 
 
@@ -558,6 +573,7 @@ def item_to_lean_note(item: Mapping[str, AttributeValueTypeDef], workspace_id: s
         canonical=_get_flag(item, "canonical"),
         supersedes=_get_strings(item, "supersedes"),
         full_size=_get_int(item, "bodySize"),
+        branch=lean_sk_branch(_get_str(item, "gsi4sk")),
     )
 
 
@@ -593,6 +609,7 @@ def item_to_note(item: Mapping[str, AttributeValueTypeDef]) -> Note:
         superseded_by=_get_strings(item, "supersededBy"),
         deleted_at=_get_opt_str(item, "deletedAt"),
         anchors=tuple(_item_anchor(x["M"]) for x in item.get("anchors", {}).get("L", [])),
+        branch=_get_opt_str(item, "branch"),
     )
 
 
@@ -645,7 +662,16 @@ def project_to_item(project: Project) -> Item:
         item["defaultMaxTokens"] = _n(project.default_max_tokens)
     if project.context_index:
         item["contextIndex"] = _n(project.context_index)
+    item.update(_branch_record(project))
     return item
+
+
+def _branch_record(project: Project) -> Item:
+    """The project's branch record (domain/branches.py) as attributes; absent while it is the default one."""
+    return {
+        **({"defaultBranch": _s(project.default_branch)} if project.default_branch != "main" else {}),
+        **({"mergedBranches": {"L": [_s(b) for b in project.merged_branches]}} if project.merged_branches else {}),
+    }
 
 
 def slug_to_item(project: Project) -> Item:
@@ -668,6 +694,8 @@ def item_to_project(item: Mapping[str, AttributeValueTypeDef]) -> Project:
         default_max_tokens=_get_opt_int(item, "defaultMaxTokens"),
         # `contextIndexed` (a flag): written by the version whose lean index had no attention partition (layout 1).
         context_index=_get_opt_int(item, "contextIndex") or (1 if _get_flag(item, "contextIndexed") else 0),
+        default_branch=_get_opt_str(item, "defaultBranch") or "main",
+        merged_branches=tuple(x["S"] for x in item.get("mergedBranches", {}).get("L", [])),
     )
 
 
@@ -1113,12 +1141,21 @@ class DynamoDBStore:
             ":updated": _s(project.updated_at),
         }
         expression = "SET #summary = :summary, #instructions = :instructions, #updated = :updated"
+        names.update({"#default": "defaultBranch", "#merged": "mergedBranches"})
+        record = _branch_record(project)
+        for name, placeholder in (("#default", ":default"), ("#merged", ":merged")):
+            if names[name] in record:
+                expression += f", {name} = {placeholder}"
+                values[placeholder] = record[names[name]]
+        removed = [name for name in ("#default", "#merged") if names[name] not in record]
         names["#tokens"] = "defaultMaxTokens"
         if project.default_max_tokens is None:
-            expression += " REMOVE #tokens"
+            removed.append("#tokens")
         else:
             expression += ", #tokens = :tokens"
             values[":tokens"] = _n(project.default_max_tokens)
+        if removed:
+            expression += " REMOVE " + ", ".join(removed)
         # Never create a partial project item from an update.
         condition = "attribute_exists(pk)"
         if expected is not None:

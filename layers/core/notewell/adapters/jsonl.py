@@ -57,7 +57,7 @@ _NOTE_FIELDS = frozenset(
     }
 )
 # Optional on a note or revision line: written only when set, so an export without them reads as before.
-_OPTIONAL_NOTE_FIELDS = frozenset({"anchors"})
+_OPTIONAL_NOTE_FIELDS = frozenset({"anchors", "branch"})
 _PROJECT_FIELDS = frozenset({"slug", "summary", "instructions", "defaultMaxTokens", "createdAt", "updatedAt"})
 _HEADER_FIELDS = frozenset({"format", "version", "exportedAt"})
 _TS_EXAMPLE = "2026-03-01T12:00:00.000Z"
@@ -89,6 +89,7 @@ def _note_fields(note: Note) -> dict[str, Any]:
         "author": note.author,
         "writeId": note.write_id,
         **({"anchors": [rules.anchor_json(anchor) for anchor in note.anchors]} if note.anchors else {}),
+        **({"branch": note.branch} if note.branch is not None else {}),
     }
 
 
@@ -228,6 +229,7 @@ def _note(value: dict[str, Any], id_field: str) -> Note:
         superseded_by=tuple(_checked("supersededBy", rules.check_note_id, x) for x in _str_list(value, "supersededBy")),
         deleted_at=None if deleted_at is None else _ts(value, "deletedAt"),
         anchors=rules.anchors_of_json(_list(value, "anchors")) if "anchors" in value else (),  # names anchors[i]
+        branch=_checked("branch", rules.check_branch, value["branch"]) if "branch" in value else None,
     )
 
 

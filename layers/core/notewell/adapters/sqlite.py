@@ -57,9 +57,9 @@ if TYPE_CHECKING:
     from notewell.ports import RecordWrite, Vector
 
 # 2: notes_by_type, notes_needing_attention (indexes); 3: usage; 4: notes.feed_seq and notes_feed (the commit
-# sequence of the change feed); 5: note_vectors; 6: workspaces.suspended_at; 7: notes.anchors and revisions.anchors.
-# Opening an older file adds what it lacks.
-SCHEMA_VERSION = 7
+# sequence of the change feed); 5: note_vectors; 6: workspaces.suspended_at; 7: notes.anchors and revisions.anchors;
+# 8: notes.branch, revisions.branch and the projects' branch record. Opening an older file adds what it lacks.
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_SECONDS = 5.0
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
@@ -87,6 +87,8 @@ _SCHEMA = (
         summary TEXT NOT NULL,
         instructions TEXT NOT NULL,
         default_max_tokens INTEGER,
+        default_branch TEXT NOT NULL DEFAULT 'main',
+        merged_branches TEXT NOT NULL DEFAULT '[]',
         PRIMARY KEY (workspace_id, id),
         UNIQUE (workspace_id, slug)
     )""",
@@ -115,6 +117,7 @@ _SCHEMA = (
         body TEXT NOT NULL,
         feed_seq INTEGER NOT NULL DEFAULT 0,
         anchors TEXT NOT NULL DEFAULT '[]',
+        branch TEXT,
         UNIQUE (workspace_id, id)
     )""",
     """CREATE INDEX IF NOT EXISTS notes_by_project
@@ -150,6 +153,7 @@ _SCHEMA = (
         superseded_by TEXT NOT NULL,
         deleted_at TEXT,
         anchors TEXT NOT NULL DEFAULT '[]',
+        branch TEXT,
         PRIMARY KEY (workspace_id, note_id, version)
     ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS idempotency (
@@ -241,7 +245,7 @@ _FTS_TRIGGERS = (
 # Columns after the id, in the order `_note_params` writes and `_note_from_row` reads them.
 _NOTE_FIELDS = (
     "workspace_id, project_id, title, body, version, created_at, updated_at, author, write_id, type, status, "
-    "tags, links, importance, canonical, supersedes, superseded_by, deleted_at, anchors"
+    "tags, links, importance, canonical, supersedes, superseded_by, deleted_at, anchors, branch"
 )
 _NOTE_COLUMNS = "id, " + _NOTE_FIELDS
 _N_NOTE_COLUMNS = "n." + ", n.".join(_NOTE_COLUMNS.split(", "))
@@ -340,7 +344,10 @@ _ADD_USAGE = """INSERT INTO usage (workspace_id, period, counter, value) VALUES 
     ON CONFLICT (workspace_id, period, counter) DO UPDATE SET value = value + excluded.value"""
 _SELECT_USAGE = """SELECT period, counter, value FROM usage
     WHERE workspace_id = ? AND period IN (SELECT value FROM json_each(?)) ORDER BY period, counter"""
-_PROJECT_COLUMNS = "id, workspace_id, slug, created_at, updated_at, summary, instructions, default_max_tokens"
+_PROJECT_COLUMNS = (
+    "id, workspace_id, slug, created_at, updated_at, summary, instructions, default_max_tokens, default_branch, "
+    "merged_branches"
+)
 _KEY_COLUMNS = "id, workspace_id, name, secret_hash, created_at, project_id, read_only, revoked_at, hint"
 
 # ----- full-text search (SqliteFullTextIndex) --------------------------------------------------------------
@@ -436,6 +443,7 @@ def _note_params(note: Note) -> tuple[object, ...]:
         _json(note.superseded_by),
         note.deleted_at,
         _json([rules.anchor_json(anchor) for anchor in note.anchors]),
+        note.branch,
     )
 
 
@@ -461,6 +469,7 @@ def _note_from_row(row: Sequence[Any]) -> Note:
         superseded_by=tuple(json.loads(row[17])),
         deleted_at=row[18],
         anchors=() if row[19] == "[]" else tuple(map(rules.anchor_of_json, json.loads(row[19]))),
+        branch=row[20],
     )
 
 
@@ -480,6 +489,8 @@ def _project_from_row(row: Sequence[Any]) -> Project:
         summary=row[5],
         instructions=row[6],
         default_max_tokens=row[7],
+        default_branch=row[8],
+        merged_branches=tuple(json.loads(row[9])),
     )
 
 
@@ -675,6 +686,11 @@ class SqliteStore:
             for table in ("notes", "revisions"):  # a file from before 7: no note is anchored yet
                 if "anchors" not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
                     connection.execute(f"ALTER TABLE {table} ADD COLUMN anchors TEXT NOT NULL DEFAULT '[]'")
+                if "branch" not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
+                    connection.execute(f"ALTER TABLE {table} ADD COLUMN branch TEXT")  # before 8: the default branch
+            if "default_branch" not in {row[1] for row in connection.execute("PRAGMA table_info(projects)")}:
+                connection.execute("ALTER TABLE projects ADD COLUMN default_branch TEXT NOT NULL DEFAULT 'main'")
+                connection.execute("ALTER TABLE projects ADD COLUMN merged_branches TEXT NOT NULL DEFAULT '[]'")
             has_fts = (
                 connection.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'notes_fts'").fetchone()
                 is not None
@@ -821,7 +837,7 @@ class SqliteStore:
     def create_project(self, project: Project) -> Project:
         with self._transaction() as connection:
             connection.execute(
-                f"INSERT INTO projects ({_PROJECT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                f"INSERT INTO projects ({_PROJECT_COLUMNS}) VALUES ({', '.join('?' * 10)}) ON CONFLICT DO NOTHING",
                 (
                     project.id,
                     project.workspace_id,
@@ -831,6 +847,8 @@ class SqliteStore:
                     project.summary,
                     project.instructions,
                     project.default_max_tokens,
+                    project.default_branch,
+                    _json(project.merged_branches),
                 ),
             )
             row = connection.execute(
@@ -842,13 +860,15 @@ class SqliteStore:
         return _project_from_row(row)
 
     def save_project(self, project: Project, *, expected: Project | None = None) -> bool:
-        statement = """UPDATE projects SET summary = ?, instructions = ?, default_max_tokens = ?, updated_at = ?
-            WHERE workspace_id = ? AND id = ?"""
+        statement = """UPDATE projects SET summary = ?, instructions = ?, default_max_tokens = ?, updated_at = ?,
+            default_branch = ?, merged_branches = ? WHERE workspace_id = ? AND id = ?"""
         params: tuple[object, ...] = (
             project.summary,
             project.instructions,
             project.default_max_tokens,
             project.updated_at,
+            project.default_branch,
+            _json(project.merged_branches),
             project.workspace_id,
             project.id,
         )

@@ -65,6 +65,10 @@ class Project:
     # stores: always the current one). 0: none; 1: by section; 2 (CONTEXT_INDEX_LAYOUT): by section, with the notes
     # needing attention apart.
     context_index: int = CONTEXT_INDEX_LAYOUT
+    # The project's branch record (domain/branches.py): notes written on a merged branch count as the default
+    # branch's, so a merge is one write here, never a rewrite of the branch's notes.
+    default_branch: str = "main"
+    merged_branches: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +131,7 @@ class Note:
     superseded_by: tuple[str, ...] = ()
     deleted_at: str | None = None
     anchors: tuple[Anchor, ...] = ()
+    branch: str | None = None  # the git branch it was written on; None: the default branch
     # Set on a lean read (a context candidate): `body` then holds only the start of the body, this its whole size.
     full_size: int | None = None
 

@@ -481,3 +481,31 @@ def next_updated_at(now: datetime, previous: str) -> str:
     """Edits move `updatedAt` strictly forward, even when two land in the same millisecond."""
     floor = parse_ts(previous) + timedelta(milliseconds=1)
     return format_ts(max(now, floor))
+
+
+# ----- branches ------------------------------------------------------------------------------------------------
+
+MAX_BRANCH_CHARS = 200
+# The project's record of merged branches stays one small item (DynamoDB: far below 400 KB, read whole by every
+# branch-aware get_context): past this many the oldest merges are forgotten.
+MAX_MERGED_BRANCHES = 500
+# What `git check-ref-format --branch` accepts, less what no branch worth a note uses: no control characters,
+# spaces or ~^:?*[\, no "..", "@{" or "//", no leading "-" or "/", no trailing "/", "." or ".lock".
+_BRANCH_CHARS = re.compile(r"[^\x00-\x20\x7f~^:?*\[\\]+")
+_BRANCH_BAD = re.compile(r"\.\.|@\{|//|^[-/.]|/\.|[/.]$|\.lock$|\.lock/")
+
+
+def check_branch(branch: str) -> str:
+    """A git branch name as `git branch --show-current` prints it (e.g. 'main', 'feature/login')."""
+    if (
+        not isinstance(branch, str)
+        or not 0 < len(branch) <= MAX_BRANCH_CHARS
+        or not _BRANCH_CHARS.fullmatch(branch)
+        or _BRANCH_BAD.search(branch)
+        or branch == "@"
+    ):
+        raise InvalidArgumentError(
+            f"{quote_short(str(branch))} is not a git branch name; pass what `git branch --show-current` prints "
+            f"(at most {MAX_BRANCH_CHARS} characters)."
+        )
+    return branch

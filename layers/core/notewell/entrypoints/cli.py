@@ -33,7 +33,7 @@ from notewell.domain.errors import InvalidArgumentError, NotewellError
 from notewell.domain.model import Plan, Principal, Workspace
 from notewell.domain.oauth import canonical_issuer
 from notewell.domain.plans import limits_for
-from notewell.entrypoints import anchors_cli
+from notewell.entrypoints import anchors_cli, branches_cli
 from notewell.entrypoints.hooks import add_hook_verbs, hook_verb
 from notewell.entrypoints.wire import KeyOut
 from notewell.services.portability import MEMORY_FORMAT
@@ -173,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
         _common(sub)
         _backend(sub)
     for sub in anchors_cli.register(verbs):  # anchor, check
+        _common(sub)
+        _backend(sub)
+    for sub in branches_cli.register(verbs):  # branches sync
         _common(sub)
         _backend(sub)
 
@@ -1090,6 +1093,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return services, _cli_principal(_workspace(services, args))
 
             return anchors_cli.run(args, session)
+        if args.verb in branches_cli.VERBS:
+
+            def branch_session() -> tuple[Services, Principal]:
+                services = bootstrap(_settings(args))
+                return services, _cli_principal(_workspace(services, args))
+
+            return branches_cli.run(args, branch_session)
         return _keys(args)
     except (NotewellError, ConfigError) as exc:
         print(f"notewell: {exc}", file=sys.stderr)

@@ -121,11 +121,72 @@ def payload_directory(payload: Mapping[str, object]) -> Path:
     return Path.cwd()
 
 
+def git_dirs(start: Path) -> tuple[Path, Path] | None:
+    """The git directory of the working tree at or above `start` and the repository's common one (the same but in
+    a linked worktree, whose `.git` file names its own directory under the common one's `worktrees/`). Read from
+    the files, not by running git: the session-start hook has 2 s for everything."""
+    root = repository_root(start)
+    dot_git = root / ".git"
+    if dot_git.is_dir():
+        return dot_git, dot_git
+    try:
+        pointer = dot_git.read_text(encoding="utf-8").strip()
+        own = (root / pointer.removeprefix("gitdir:").strip()).resolve()
+        common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, ValueError):
+        return None
+    return own, common
+
+
+def repository_home(start: Path) -> Path:
+    """The main working tree of the repository at `start`: every worktree of one repository has the same home,
+    so their sessions share one project."""
+    found = git_dirs(start)
+    if found is None:
+        return repository_root(start)
+    common = found[1]
+    return common.parent if common.name == ".git" else common  # a bare repository's worktrees: its own directory
+
+
+def current_branch(start: Path) -> str | None:
+    """The branch checked out in the working tree at `start` (None: detached, or no repository)."""
+    found = git_dirs(start)
+    try:
+        head = (found[0] / "HEAD").read_text(encoding="utf-8").strip() if found else ""
+    except OSError:
+        return None
+    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
+
+
+def default_branch(directory: Path, timeout: float) -> str:
+    """The branch others merge into: origin's HEAD when the clone knows it, else `main`, else `master`."""
+    origin = _git(directory, ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], timeout).strip()
+    if origin.startswith("origin/"):
+        return origin.removeprefix("origin/")
+    listed = _git(directory, ["for-each-ref", "--format=%(refname:short)", "refs/heads/main", "refs/heads/master"],
+                  timeout).split()  # fmt: skip
+    return listed[0] if listed else "main"
+
+
+def merged_branches(directory: Path, default: str, timeout: float) -> list[str]:
+    """The local branches whose tips the default branch contains (`git branch --merged`), but not one still at the
+    default branch's own tip: that is also what a branch just created looks like, and a merge record is kept for
+    good. A fast-forward merge is therefore recorded once the default branch moves on."""
+    listed = _git(
+        directory,
+        ["for-each-ref", f"--merged=refs/heads/{default}", "--format=%(objectname) %(refname:short)", "refs/heads"],
+        timeout,
+    ).splitlines()
+    tips = {name: tip for tip, _, name in (line.partition(" ") for line in listed)}
+    return [name for name, tip in tips.items() if name != default and tip != tips.get(default)]
+
+
 def project_for(directory: Path) -> str:
-    """The project a hook installed without --project (in user scope) works on: its repository's name, as a slug."""
+    """The project a hook installed without --project (in user scope) works on: its repository's name, as a slug
+    (the main working tree's, so worktrees share it)."""
     from notewell.domain.rules import slugify  # only this path needs it; it costs 15 ms of imports
 
-    return slugify(repository_root(directory).name)
+    return slugify(repository_home(directory).name)
 
 
 def client_directory(client: HookClient, environ: Mapping[str, str]) -> Path:
@@ -343,8 +404,24 @@ def context_answer(
     arguments: dict[str, object] = {"project": project, "detail": args.detail}
     if args.max_tokens is not None:
         arguments["maxTokens"] = args.max_tokens
+    branch = current_branch(directory)
+    if branch is not None:
+        arguments["branch"] = branch
+        sync_branches(args.url, token, project, directory, timeout)
     result = call_tool(args.url, token, "get_context", arguments, timeout())
-    return context_output(HookClient(args.client), session_context(_text_of(result)))
+    # The agent's own writes carry the branch only if it knows it: the briefing tells it.
+    leading = [f"Git branch: {branch}; pass branch: {branch!r} when you remember or checkpoint."] if branch else []
+    return context_output(HookClient(args.client), session_context(_text_of(result), leading=leading))
+
+
+def sync_branches(url: str, token: str, project: str, directory: Path, timeout: Callable[[], float]) -> None:
+    """Record the branches git says are merged, so their notes show on the default branch from this session on.
+    A refused sync (a read-only key) is let go: the briefing matters more than the sync."""
+    default = default_branch(directory, min(GIT_TIMEOUT_S, timeout()))
+    merged = merged_branches(directory, default, min(GIT_TIMEOUT_S, timeout()))
+    if merged:
+        with contextlib.suppress(HookError):
+            call_tool(url, token, "update_project", {"project": project, "mergedBranches": merged}, timeout())
 
 
 def _transcript_lines(path: object) -> list[str]:
@@ -432,6 +509,9 @@ def send_checkpoint(
     )  # fmt: skip
     if request is None:
         return None
+    branch = current_branch(directory)
+    if branch is not None:
+        request = {**request, "branch": branch}
     state_path = _state_file(environ, client.value, session)
     state = _read_json(state_path)
     previous = state if isinstance(state, dict) else {}

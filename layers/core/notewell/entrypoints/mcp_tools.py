@@ -94,9 +94,9 @@ FirstProjectArg = Annotated[str, Field(description="Project slug, e.g. 'billing-
 NoteIdArg = Annotated[str, Field(description="Note id.")]
 ExpectedVersionArg = Annotated[
     int | None,
-    Field(description="The version you read; refused (409) if the note has moved on.", ge=1),
+    Field(description="Version you read: 409 if it moved on.", ge=1),
 ]
-_TYPE_HELP = "The kind of memory; 'note' when none fits."
+_TYPE_HELP = "Kind of memory; 'note' if none fits."
 _STATUS_HELP = "'superseded' comes only from supersedes."
 _TAGS_HELP = "Topic words, e.g. ['auth']."
 _LINKS_HELP = "Links to other notes."
@@ -121,6 +121,11 @@ AnchorsArg = Annotated[
     list[Annotated[dict[str, Any], WithJsonSchema({"type": "object"})]] | None,
     Field(description="Code anchors: notewell anchor --print."),
 ]
+
+
+# Filled by the hooks and the CLI from git; agents without them leave it out and see every note (domain/branches.py).
+BranchArg = Annotated[str | None, Field(description="Git branch.")]
+AllBranchesArg = Annotated[bool, Field(description="Also unmerged branches.")]
 
 
 def caller() -> Principal:
@@ -347,14 +352,16 @@ def build_server(services: Services) -> MCPServer:
             Field(description="Token budget; overrides the project default.", ge=200, le=32000),
         ] = None,
         includeHistorical: Annotated[bool, Field(description="Also show superseded and historical notes.")] = False,
+        branch: BranchArg = None,
+        allBranches: AllBranchesArg = False,
     ) -> ContextOut:
-        """START HERE for project work: the project's current state within a token budget (conflicts to settle first,
-        constraints, decisions, failed approaches, status, notes relevant to query, open items, recent changes).
-        Fetch whole notes, and omitted ids, with get_notes."""
+        """START HERE for project work: the project's current state within a token budget (conflicts first,
+        constraints, decisions, failed approaches, status, notes matching query, open items, recent changes).
+        Fetch whole notes and omitted ids with get_notes."""
         return ContextOut.of(
             services.context.get_context(
                 caller(), project, query=query, detail=Detail(detail), max_tokens=maxTokens,
-                include_historical=includeHistorical,
+                include_historical=includeHistorical, branch=branch, all_branches=allBranches,
             )
         )  # fmt: skip
 
@@ -363,7 +370,7 @@ def build_server(services: Services) -> MCPServer:
         project: ProjectArg,
         since: Annotated[
             str | None,
-            Field(description="ISO-8601 time, e.g. '2026-03-01T12:00:00Z'."),
+            Field(description="ISO-8601, e.g. '2026-03-01T12:00:00Z'."),
         ] = None,
         cursor: Annotated[str | None, Field(description="cursor of your last call, unchanged.")] = None,
         types: Annotated[list[NoteType] | None, Field(description="Only these note types (fixed per cursor).")] = None,
@@ -373,12 +380,11 @@ def build_server(services: Services) -> MCPServer:
         limit: Annotated[int, Field(description="Changes per page.", ge=1, le=200)] = 50,
         maxTokens: Annotated[
             int,
-            Field(description="Token budget of a page (one change always fits).", ge=100, le=32000),
+            Field(description="Token budget of a page.", ge=100, le=32000),
         ] = 4000,
     ) -> ChangesOut:
-        """RESUME AFTER ANOTHER AGENT OR HUMAN MAY HAVE CHANGED THE PROJECT: what was created, updated or deleted,
-        oldest first. Pass since (or nothing: all history); while hasMore, call again with cursor; keep the last
-        cursor for next time."""
+        """RESUME AFTER OTHERS MAY HAVE CHANGED THE PROJECT: notes created, updated or deleted, oldest first. Pass
+        since (or nothing: all history); while hasMore, call again with cursor; keep the last cursor."""
         page = services.changes.since(
             caller(), project, since=since, cursor=cursor, types=types or (), statuses=statuses or (), limit=limit,
             max_tokens=maxTokens,
@@ -392,30 +398,31 @@ def build_server(services: Services) -> MCPServer:
         project: ProjectArg,
         content: Annotated[str, Field(description="The memory in plain words: one claim, with its why.")],
         type: TypeArg = NoteType.NOTE,
-        title: Annotated[str | None, Field(description="Optional; derived from the content when omitted.")] = None,
+        title: Annotated[str | None, Field(description="Derived from content if omitted.")] = None,
         tags: TagsArg = None,
         importance: Annotated[int, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = 3,
         supersedes: Annotated[
             list[str] | None,
-            Field(description="Ids of notes this replaces (they become superseded).", max_length=20),
+            Field(description="Ids of notes this replaces.", max_length=20),
         ] = None,
-        force: Annotated[bool, Field(description="Store even if it contradicts a note: both claims are true.")] = False,
+        force: Annotated[bool, Field(description="Store despite a conflict: both claims hold.")] = False,
         idempotencyKey: Annotated[
             str | None,
-            Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
+            Field(description="Unique string; a retry returns the first result.", max_length=200),
         ] = None,
         anchors: AnchorsArg = None,
+        branch: BranchArg = None,
     ) -> RememberResult:
-        """Save what the next agent must know (a decision, constraint, fact, failed approach...) with its type. status:
-        created; updated (restated a note in place); duplicate (known, nothing written); conflict (contradicts a
-        note, nothing written: evidence says what changed; send a resolve call). With reviewRequired, read related
-        and neighbours: if the new note replaces one, send the resolve call."""
+        """Save what the next agent must know (decision, constraint, fact, failed approach...) with its type. status:
+        created; updated (restated a note in place); duplicate (nothing written); conflict (nothing written:
+        evidence says what changed; send the resolve call). With reviewRequired, read related and neighbours: if
+        the new note replaces one, send the resolve call."""
         outcome = services.memory.remember(
             caller(),
             RememberRequest(
                 project=project, content=content, type=type, title=title, tags=tags or (), importance=importance,
                 supersedes=supersedes or (), force=force, idempotency_key=idempotencyKey,
-                anchors=_anchors(anchors) or (),
+                anchors=_anchors(anchors) or (), branch=branch,
             ),
         )  # fmt: skip
         return RememberResult.of(outcome)
@@ -431,14 +438,16 @@ def build_server(services: Services) -> MCPServer:
             list[str] | None, Field(description="What was tried and did not work, and why.")
         ] = None,
         idempotencyKey: Annotated[
-            str | None, Field(description="Any unique string; a retry with it writes nothing twice.", max_length=200)
+            str | None, Field(description="Unique string; a retry writes nothing twice.", max_length=200)
         ] = None,
+        branch: BranchArg = None,
     ) -> CheckpointResult:
         """END A WORK SESSION with this: stores a handoff (summary, next actions) and files each decision, open item and
         failed approach as remember does. Send the resolve calls of any conflict."""
         outcome = services.memory.checkpoint(
             caller(), project, summary=summary, decisions=decisions or (), open_items=openItems or (),
             next_actions=nextActions or (), failed_approaches=failedApproaches or (), idempotency_key=idempotencyKey,
+            branch=branch,
         )  # fmt: skip
         return CheckpointResult.of(outcome)
 
@@ -455,14 +464,13 @@ def build_server(services: Services) -> MCPServer:
         links: LinksArg = None,
         importance: Annotated[int, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = 3,
         canonical: Annotated[bool, Field(description="True for the authoritative note on its topic.")] = False,
-        supersedes: Annotated[
-            list[str] | None, Field(description="Ids of notes this replaces (they become superseded).")
-        ] = None,
+        supersedes: Annotated[list[str] | None, Field(description="Ids of notes this replaces.")] = None,
         idempotencyKey: Annotated[
             str | None,
-            Field(description="Any unique string; a retry with it returns the first result.", max_length=200),
+            Field(description="Unique string; a retry returns the first result.", max_length=200),
         ] = None,
         anchors: AnchorsArg = None,
+        branch: BranchArg = None,
     ) -> NoteCreated:
         """Store a note with an explicit title and body (for free-form memories prefer remember). With reviewRequired,
         supersede or dispute a neighbour that disagrees."""
@@ -481,6 +489,7 @@ def build_server(services: Services) -> MCPServer:
             supersedes=supersedes or (),
             idempotency_key=idempotencyKey,
             anchors=_anchors(anchors) or (),
+            branch=branch,
         )
         return NoteCreated.of_review(created, services.memory.review(principal, created))
 
@@ -511,7 +520,7 @@ def build_server(services: Services) -> MCPServer:
         canonical: Annotated[bool | None, Field(description="Mark as the authoritative note.")] = None,
         supersedes: Annotated[
             list[str] | None,
-            Field(description="Ids of notes this replaces (they become superseded).", max_length=20),
+            Field(description="Ids of notes this replaces.", max_length=20),
         ] = None,
         anchors: AnchorsArg = None,
     ) -> NoteWritten:
@@ -539,9 +548,7 @@ def build_server(services: Services) -> MCPServer:
             Field(description="append or prepend text, or replace the first exact occurrence of find."),
         ],
         text: Annotated[str, Field(description="Text to add, or the replacement for find.")],
-        find: Annotated[
-            str | None, Field(description="With mode 'replace': exact literal text to replace (first occurrence).")
-        ] = None,
+        find: Annotated[str | None, Field(description="For replace: the exact text (first occurrence).")] = None,
         expectedVersion: ExpectedVersionArg = None,
     ) -> NoteWritten:
         """Edit a note's body without resending it: append, prepend, or replace the exact text find. If find does not
@@ -568,7 +575,7 @@ def build_server(services: Services) -> MCPServer:
         id: NoteIdArg,
         limit: Annotated[int, Field(description="Revisions per page.", ge=1, le=100)] = 20,
         cursor: Annotated[str | None, Field(description="nextCursor from the previous page.")] = None,
-        includeBody: Annotated[bool, Field(description="Include each revision's full body; costs tokens.")] = False,
+        includeBody: Annotated[bool, Field(description="Include full bodies; costs tokens.")] = False,
     ) -> RevisionList:
         """List earlier versions of a note, newest first, to see how and why it changed."""
         page = notes.revisions(caller(), id, limit=limit, cursor=cursor)
@@ -595,9 +602,7 @@ def build_server(services: Services) -> MCPServer:
     def search_notes(
         project: ProjectArg,
         query: Annotated[str, Field(description="Words or a question.")],
-        semantic: Annotated[
-            bool, Field(description="Prefer meaning over exact words; always safe, falls back to keywords.")
-        ] = False,
+        semantic: Annotated[bool, Field(description="Match meaning, not just words; falls back to keywords.")] = False,
         types: Annotated[list[NoteType] | None, Field(description="Only these note types.")] = None,
         statuses: Annotated[list[NoteStatus] | None, Field(description="Only these statuses.")] = None,
         tags: Annotated[list[str] | None, Field(description="Only notes with at least one of these tags.")] = None,
@@ -651,18 +656,21 @@ def build_server(services: Services) -> MCPServer:
         defaultMaxTokens: Annotated[
             int | None,
             Field(
-                description="get_context's default budget here (256-32000); 0 clears it.",
+                description="Default get_context budget (256-32000); 0 clears.",
                 ge=0,
                 le=32000,
             ),
         ] = None,
+        defaultBranch: BranchArg = None,
+        mergedBranches: Annotated[list[str] | None, Field(description="Now merged.", max_length=500)] = None,
     ) -> ProjectOut:
         """Set a project's summary, agent instructions or default context budget (creates the project if new)."""
         return ProjectOut.of(
             services.projects.update(
-                caller(), project, summary=summary, instructions=instructions, default_max_tokens=defaultMaxTokens
+                caller(), project, summary=summary, instructions=instructions, default_max_tokens=defaultMaxTokens,
+                default_branch=defaultBranch, merged_branches=mergedBranches or (),
             )
-        )
+        )  # fmt: skip
 
     @tool("rename_project", IDEMPOTENT_EDIT)
     def rename_project(

@@ -509,6 +509,7 @@ class ContextOut(Wire):
     conflicts: list[ContextConflict]
     sections: list[ContextSection]
     notice: str | None = None
+    other_branches: int | None = None  # notes of other unmerged branches left out; allBranches shows them
     meta: ContextMeta
 
     @classmethod
@@ -524,6 +525,7 @@ class ContextOut(Wire):
                 for section, entries in packed.sections
             ],
             notice=result.notice,
+            other_branches=result.other_branches or None,
             meta=ContextMeta(
                 budget=packed.budget, spent=packed.spent, detail=packed.detail.value, selected=packed.selected,
                 omitted=packed.omitted, omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids],

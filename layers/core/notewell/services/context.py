@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from notewell.domain import packing, ranking, rules
+from notewell.domain import branches, packing, ranking, rules
+from notewell.domain.branches import BranchScope
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import CONTEXT_INDEX_LAYOUT
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, PackedContext, Section
@@ -38,6 +39,7 @@ class ContextResult:
     exists: bool
     packed: PackedContext
     notice: str | None
+    other_branches: int = 0  # notes of other unmerged branches left out (domain/branches.py)
 
 
 class ContextService:
@@ -54,6 +56,8 @@ class ContextService:
         detail: Detail = Detail.BALANCED,
         max_tokens: int | None = None,
         include_historical: bool = False,
+        branch: str | None = None,
+        all_branches: bool = False,
     ) -> ContextResult:
         if max_tokens is not None and not packing.MIN_BUDGET <= max_tokens <= packing.MAX_BUDGET:
             raise InvalidArgumentError(
@@ -62,6 +66,8 @@ class ContextService:
         text = (query or "").strip()
         if len(text) > MAX_QUERY_CHARS:
             raise InvalidArgumentError(f"query has {len(text)} characters; keep it under {MAX_QUERY_CHARS}.")
+        if branch is not None:
+            rules.check_branch(branch)
         target = visible_project(self._deps, principal, project)
         if target is None:
             budget = packing.resolve_budget(max_tokens, None, detail)
@@ -78,6 +84,15 @@ class ContextService:
         ws, now = principal.workspace_id, self._deps.clock.now()
         statuses = WITH_HISTORY if include_historical else LIVE
         typed, recent, needing = self._candidates(principal, target, include_historical)
+        # Candidates of other unmerged branches are left out after the bounded reads, so the store work stays
+        # the same; a section may then weigh fewer than it read.
+        scope = BranchScope.of(target, branch, all_branches=all_branches)
+        hidden: set[str] = set()
+        for section in list(typed):
+            typed[section], left_out = scope.split(typed[section])
+            hidden |= left_out
+        (recent, left_recent), (needing, left_needing) = scope.split(recent), scope.split(needing)
+        hidden |= left_recent | left_needing
         conflicts = [ConflictEntry(c.note, c.kind.value, c.message) for c in conflicts_of(needing)]
         # Every candidate is judged by the same lean view (title, the start of the body), however the store read it.
         by_section: dict[Section, list[Note]] = {}
@@ -95,7 +110,9 @@ class ContextService:
         if text and self._search.indexed:
             focus = packing.focus_terms(text)
             for n, score in self._search.related_scored(ws, target.id, text, RELEVANT, scan_limit=RELEVANT_SCAN):
-                if n.status in statuses and packing.mentions(n, focus):
+                if not scope.admits(n):
+                    hidden.add(n.id)
+                elif n.status in statuses and packing.mentions(n, focus):
                     relevant.append(packing.lean_view(n))
                     whole[n.id] = n
                     found[n.id] = score
@@ -162,6 +179,8 @@ class ContextService:
             whole,
             lambda n, s: packing.reading_chars(n, s, excerpt_chars, has_query=bool(text)) > rules.LEAN_BODY_CHARS,
         )
+        if hidden and not notice:
+            notice = branches.hidden_line(len(hidden))
         if bounded_relevance and not notice:
             notice = (
                 f"Relevant notes were ranked among the {bounded_relevance} newest candidates only (no search index); "
@@ -174,7 +193,7 @@ class ContextService:
         )  # fmt: skip
         if packed.truncated:  # the text says so in its omitted list; the structured answer says it here
             notice = packing.unlisted_line(packed.unlisted)
-        return ContextResult(target.slug, True, packed, notice)
+        return ContextResult(target.slug, True, packed, notice, len(hidden))
 
     def _candidates(
         self, principal: Principal, target: Project, include_historical: bool

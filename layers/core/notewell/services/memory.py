@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from notewell.domain import admission, ranking, rules
 from notewell.domain.admission import CALIBRATIONS, Evidence, Verdict
+from notewell.domain.branches import note_branch
 from notewell.domain.errors import IdempotencyKeyReusedError, InvalidArgumentError, VersionConflictError
 from notewell.domain.hybrid import embedding_text
 from notewell.domain.model import Anchor, Note, NoteStatus, NoteType, NoteWrite, Principal, Project, SearchFilters
@@ -67,6 +68,7 @@ class RememberRequest:
     status: NoteStatus = NoteStatus.CURRENT
     idempotency_key: str | None = None
     anchors: Sequence[Anchor] = ()  # the note's when created; added to the note it restates
+    branch: str | None = None  # the git branch it is written on (a created note records it; domain/branches.py)
 
     def arguments(self) -> dict[str, object]:
         """The request as remember's wire arguments (for resolving calls)."""
@@ -81,6 +83,8 @@ class RememberRequest:
             args["supersedes"] = list(self.supersedes)
         if self.anchors:
             args["anchors"] = [rules.anchor_json(anchor) for anchor in self.anchors]
+        if self.branch is not None:
+            args["branch"] = self.branch
         return args
 
 
@@ -156,6 +160,8 @@ class MemoryService:
         for old_id in superseded:
             rules.check_note_id(old_id)
         request = replace(request, anchors=rules.check_anchors(request.anchors))
+        if request.branch is not None:
+            rules.check_branch(request.branch)
 
         hashed = None
         if request.idempotency_key is not None:
@@ -163,7 +169,8 @@ class MemoryService:
                 "remember",
                 {"project": request.project, "content": content, "type": request.type, "title": title, "tags": tags,
                  "importance": request.importance, "supersedes": superseded, "force": request.force,
-                 "status": request.status, **anchors_hashed(request.anchors)},
+                 "status": request.status, **anchors_hashed(request.anchors),
+                 **({"branch": request.branch} if request.branch is not None else {})},
             )  # fmt: skip
             record = self._notes.live_idempotency(principal, request.project, request.idempotency_key)
             if record is not None:
@@ -407,7 +414,7 @@ class MemoryService:
             body=content, version=1, created_at=now, updated_at=now, author=principal.actor,
             write_id=request.idempotency_key or self._deps.ids.new_id("w"), type=request.type, status=request.status,
             tags=tags, importance=request.importance, supersedes=tuple(dict.fromkeys(request.supersedes)),
-            anchors=tuple(request.anchors),
+            anchors=tuple(request.anchors), branch=note_branch(project, request.branch),
         )  # fmt: skip
 
     def review(self, principal: Principal, created: NoteView) -> Review:
@@ -493,10 +500,13 @@ class MemoryService:
         next_actions: Sequence[str] = (),
         failed_approaches: Sequence[str] = (),
         idempotency_key: str | None = None,
+        branch: str | None = None,
     ) -> CheckpointOutcome:
         require_write(principal)
         if not summary.strip():
             raise InvalidArgumentError("summary is empty; say what this session did and where it stopped.")
+        if branch is not None:
+            rules.check_branch(branch)
         items = [("decision", x) for x in decisions] + [("open_item", x) for x in open_items]
         items += [("failed_approach", x) for x in failed_approaches]
         if len(items) + len(next_actions) > MAX_CHECKPOINT_ITEMS:
@@ -520,7 +530,8 @@ class MemoryService:
             hashed = request_hash(
                 "checkpoint",
                 {"project": project, "summary": summary, "decisions": list(decisions), "open": list(open_items),
-                 "next": list(next_actions), "failed": list(failed_approaches)},
+                 "next": list(next_actions), "failed": list(failed_approaches),
+                 **({"branch": branch} if branch is not None else {})},
             )  # fmt: skip
             record = self._notes.live_idempotency(principal, project, idempotency_key)
             if record is not None and record.request_hash != hashed:
@@ -548,12 +559,13 @@ class MemoryService:
             sub_key = f"{idempotency_key}:{kind}:{index}" if idempotency_key else None
             outcome = self.remember(
                 principal,
-                RememberRequest(project, text, type=note_type, status=status, idempotency_key=sub_key),
+                RememberRequest(project, text, type=note_type, status=status, idempotency_key=sub_key, branch=branch),
             )
             results.append(CheckpointItem(kind, text, outcome))
         handoff = self._notes.create(
             principal, project, title=f"Handoff: {derive_title(summary, 70)}", body=body,
             type=NoteType.HANDOFF, idempotency_key=f"{idempotency_key}:handoff" if idempotency_key else None,
+            branch=branch,
         )  # fmt: skip
         return CheckpointOutcome(handoff, results)
 

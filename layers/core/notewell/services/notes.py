@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain import rules
+from notewell.domain.branches import note_branch
 from notewell.domain.errors import (
     IdempotencyKeyReusedError,
     InvalidArgumentError,
@@ -221,10 +222,13 @@ class NoteService:
         supersedes: Sequence[str] = (),
         idempotency_key: str | None = None,
         anchors: Sequence[Anchor] = (),
+        branch: str | None = None,
     ) -> NoteView:
         require_write(principal)
         clean_title = rules.check_title(title)
         clean_anchors = rules.check_anchors(anchors)
+        if branch is not None:
+            rules.check_branch(branch)
         rules.check_body(body)
         clean_tags = rules.check_tags(tags)
         rules.check_importance(importance)
@@ -255,6 +259,7 @@ class NoteService:
                     "canonical": canonical,
                     "supersedes": superseded_ids,
                     **anchors_hashed(clean_anchors),
+                    **({"branch": branch} if branch is not None else {}),
                 },
             )
             replayed = self._replay(principal, project, idempotency_key, hashed)
@@ -286,6 +291,7 @@ class NoteService:
             canonical=canonical,
             supersedes=tuple(superseded_ids),
             anchors=clean_anchors,
+            branch=note_branch(target, branch),
         )
         writes = [NoteWrite(note, expected_version=None)]
         writes.extend(self.supersession_writes(principal, target.id, note, superseded_ids))

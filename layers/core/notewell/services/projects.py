@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from notewell.domain import rules
+from notewell.domain import branches, rules
 from notewell.domain.errors import (
     ForbiddenError,
     InvalidArgumentError,
@@ -18,6 +18,8 @@ from notewell.ports import TagRenameProgress
 from notewell.services.access import Deps, require_write, visible_project, writable_project
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from notewell.domain.model import FeedPosition, Note, Principal, Project
     from notewell.services.notes import NoteService
 
@@ -45,9 +47,16 @@ class ProjectService:
         summary: str | None = None,
         instructions: str | None = None,
         default_max_tokens: int | None = None,
+        default_branch: str | None = None,
+        merged_branches: Sequence[str] = (),
     ) -> Project:
-        if summary is None and instructions is None and default_max_tokens is None:
+        only_branches = summary is None and instructions is None and default_max_tokens is None
+        if only_branches and default_branch is None and not merged_branches:
             raise InvalidArgumentError("Nothing to change; pass summary, instructions or defaultMaxTokens.")
+        if default_branch is not None:
+            rules.check_branch(default_branch)
+        for name in merged_branches:
+            rules.check_branch(name)
         if summary is not None:
             rules.check_project_text("summary", summary)
         if instructions is not None:
@@ -68,13 +77,19 @@ class ProjectService:
             tokens = project.default_max_tokens
             if default_max_tokens is not None:
                 tokens = None if default_max_tokens == CLEAR_DEFAULT_TOKENS else default_max_tokens
+            default = default_branch or project.default_branch
             updated = replace(
                 project,
                 summary=summary if summary is not None else project.summary,
                 instructions=instructions if instructions is not None else project.instructions,
                 default_max_tokens=tokens,
+                default_branch=default,
+                merged_branches=branches.merged_record(project.merged_branches, merged_branches, default),
                 updated_at=rules.format_ts(self._deps.clock.now()),
             )
+            same_record = updated.merged_branches == project.merged_branches
+            if only_branches and same_record and updated.default_branch == project.default_branch:
+                return project  # a sync that found nothing new writes nothing (the session hook syncs every start)
             if self._deps.store.save_project(updated, expected=project):
                 return updated
             fresh = self._deps.store.get_project_by_id(principal.workspace_id, project.id)
