@@ -383,8 +383,8 @@ def build_server(services: Services) -> MCPServer:
             Field(description="Token budget of a page.", ge=100, le=32000),
         ] = 4000,
     ) -> ChangesOut:
-        """RESUME AFTER OTHERS MAY HAVE CHANGED THE PROJECT: notes created, updated or deleted, oldest first. Pass
-        since (or nothing: all history); while hasMore, call again with cursor; keep the last cursor."""
+        """RESUME AFTER ANOTHER AGENT OR HUMAN MAY HAVE CHANGED THE PROJECT: notes created, updated or deleted, oldest
+        first. Pass since (or nothing); while hasMore, call again with cursor; keep the last cursor."""
         page = services.changes.since(
             caller(), project, since=since, cursor=cursor, types=types or (), statuses=statuses or (), limit=limit,
             max_tokens=maxTokens,
@@ -651,7 +651,7 @@ def build_server(services: Services) -> MCPServer:
         project: ProjectArg,
         summary: Annotated[str | None, Field(description="What the project is, in a few sentences.")] = None,
         instructions: Annotated[
-            str | None, Field(description="Standing instructions every agent on this project should follow.")
+            str | None, Field(description="Instructions every agent here must follow.")
         ] = None,
         defaultMaxTokens: Annotated[
             int | None,
