@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.freshness
 	$(BIN)/python -m tests.bench.meaning
 	$(BIN)/python -m tests.bench.admission
+	$(BIN)/python -m tests.bench.retrieval
 	$(BIN)/python -m tests.bench.sqlite_writers
 	$(BIN)/python -m tests.bench.hooks
 	$(BIN)/python -m tests.bench.freshness_anchors

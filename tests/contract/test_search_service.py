@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from notewell.adapters import sqlite as sqlite_adapter
 from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
@@ -133,3 +134,30 @@ def test_other_forms_of_a_word_are_found_on_every_store(store: Store, tmp_path: 
     }  # fmt: skip
     assert [h.note.id for h in services.search.run(principal, "p", "deploying").hits] == [ids["deploy"]]
     assert [h.note.id for h in services.search.run(principal, "p", "evicting").hits] == [ids["memcached"]]
+
+
+def test_a_search_sees_every_write_before_it_even_for_words_in_most_notes(tmp_path: Path) -> None:
+    """SQLite's full-text index keeps the matches of a word in many notes between searches (they cost a search
+    most); a write, an edit or a deletion in between must show in the next answer all the same."""
+    sqlite = SqliteStore(tmp_path / "notewell.db")
+    try:
+        services = bootstrap(Settings(data_dir=tmp_path), store=sqlite)
+        me, _ = seeded(services)
+        many = sqlite_adapter.CACHED_POSTINGS_ROWS + 5
+        made = [
+            services.notes.create(me, "p", title=f"Job {n}", body=f"The service runs job {n} every night.").note.id
+            for n in range(many)
+        ]
+
+        def found(query: str) -> list[str]:
+            return [h.note.id for h in services.search.run(me, "p", query, limit=10).hits]
+
+        assert len(found("the service runs")) == 10
+        late = services.notes.create(me, "p", title="Late", body="The service runs the late job twice.").note.id
+        assert found("the service runs the late job twice")[0] == late
+        services.notes.update(me, late, NoteChanges(body="Moved to the batch host."), expected_version=1)
+        assert late not in found("the service runs twice")
+        services.notes.delete(me, made[0])
+        assert made[0] not in found(f"the service runs job {0}")
+    finally:
+        sqlite.close()

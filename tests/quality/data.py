@@ -1,6 +1,6 @@
 """Convert the public sets placed under a raw directory into the two files the quality runs read.
 
-    python -m tests.quality.data [--raw /work/data/raw] [--out /work/data/quality]
+    python -m tests.quality.data [--raw /work/data/raw] [--out /work/data/quality] [--only pairs|retrieval]
 
 Reads (see tests/quality/README.md for where each comes from and how to place it):
   raw/semeval-sts/<year>/<name>.test.tsv   SemEval STS 2012-2016 gold test pairs: score (0-5), sentence 1, sentence 2
@@ -15,6 +15,8 @@ Reads (see tests/quality/README.md for where each comes from and how to place it
 Writes pairs.jsonl (remember's admission: set, split, label, a, b) and retrieval.jsonl (search_notes: one record per
 STS file, its sentences as the notes, each pair scored >= 4 a query whose relevant note is its other sentence; and
 MADial-Bench, its memory archive as the notes, each dialogue up to the turn that should recall them a query).
+`--only retrieval` writes retrieval.jsonl alone, from the STS files and MADial-Bench (the NLI sets not placed).
+The coding-project retrieval set needs no conversion: tests/quality/coding_retrieval.jsonl is committed.
 
 Splits: a pair is `tune` or `report` by a hash of its set and id, so a threshold tuned on one half is reported on the
 other; STS retrieval is split by year (2012-2014 tune, 2015-2016 report), a held-out year and mostly held-out
@@ -219,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--raw", type=Path, default=Path("/work/data/raw"))
     parser.add_argument("--out", type=Path, default=Path("/work/data/quality"))
+    parser.add_argument("--only", choices=["pairs", "retrieval"], default=None, help="Write one of the two files.")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -229,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         yield from mnli_dev_pairs(args.raw)
 
     for name, records in (("pairs.jsonl", pairs()), ("retrieval.jsonl", retrieval(args.raw))):
+        if args.only is not None and name != f"{args.only}.jsonl":
+            continue
         try:
             counts = write_jsonl(args.out / name, records)
         except FileNotFoundError as missing:

@@ -10,15 +10,40 @@ from notewell.domain.hybrid import RANK_OFFSET, embedding_text, fuse, named_shar
 LOCAL = CALIBRATIONS[LOCAL_MODEL].hybrid
 
 
+EVEN = HybridWeights(vector=0.5, entity=0.2)
+
+
 def test_a_note_both_legs_found_beats_one_only_a_single_leg_ranked_first() -> None:
-    fused = fuse([("a", 10.0), ("b", 8.0)], [("c", 0.9), ("b", 0.8)], 3, weights=LOCAL)
-    assert [f.note_id for f in fused] == ["b", "c", "a"]
+    fused = fuse([("a", 10.0), ("b", 8.0)], [("c", 0.9), ("b", 0.8)], 3, weights=EVEN)
+    assert [f.note_id for f in fused] == ["b", "a", "c"]
     assert fused[0].keyword == pytest.approx(0.8) and fused[0].vector == pytest.approx(0.8)
 
 
-def test_keyword_scores_are_scaled_by_the_best_and_negative_cosines_count_as_nothing() -> None:
+def test_without_a_ceiling_keyword_scores_are_scaled_by_the_best_and_negative_cosines_count_as_nothing() -> None:
     fused = fuse([("a", 4.0), ("b", 2.0)], [("c", -0.3)], 5, weights=HybridWeights(vector=0.5, entity=0.2))
     assert {f.note_id: f.score for f in fused} == {"a": 0.5, "b": 0.25, "c": 0.0}
+
+
+def test_with_the_query_s_ceiling_a_keyword_hit_matching_a_small_share_of_the_query_adds_little() -> None:
+    """A long question whose best keyword hit holds a tenth of its words: scaled by that hit, it would count as a
+    perfect match and bury the note closest in meaning; as a share of the query it counts as the tenth it is."""
+    keyword, vector = [("chatter", 3.0)], [("answer", 0.6), ("chatter", 0.2)]
+    assert [f.note_id for f in fuse(keyword, vector, 2, weights=EVEN)] == ["chatter", "answer"]
+    fused = fuse(keyword, vector, 2, weights=EVEN, keyword_ceiling=30.0)
+    assert [f.note_id for f in fused] == ["answer", "chatter"]
+    assert fused[1].keyword == pytest.approx(0.1)
+    # a note holding most of what the query asks for still leads on its words
+    assert fuse([("match", 27.0)], vector, 1, weights=EVEN, keyword_ceiling=30.0)[0].note_id == "match"
+    assert fuse([("title", 45.0)], [], 1, weights=EVEN, keyword_ceiling=30.0)[0].keyword == 1.0  # never above 1
+
+
+def test_a_note_a_leg_left_out_scores_its_floor_when_the_leg_stopped_early_and_nothing_when_it_listed_all() -> None:
+    keyword, vector = [("a", 4.0), ("b", 2.0)], [("c", 0.5), ("a", 0.4)]
+    stopped = {f.note_id: f for f in fuse(keyword, vector, 3, weights=EVEN, pool=2)}
+    assert stopped["c"].keyword == pytest.approx(0.5)  # below b on the keyword leg, which stopped at 2
+    assert stopped["b"].vector == pytest.approx(0.4)  # below a on the vector leg, which stopped at 2
+    listed = {f.note_id: f for f in fuse(keyword, vector, 3, weights=EVEN, pool=3)}
+    assert listed["c"].keyword == 0.0 and listed["b"].vector == 0.0
 
 
 def test_either_leg_alone_still_ranks_and_the_limit_holds() -> None:
@@ -66,8 +91,8 @@ def test_a_model_without_tuned_weights_is_fused_by_rank_whatever_the_scale_of_it
     def order(vector: list[tuple[str, float]], weights: HybridWeights | None) -> list[str]:
         return [f.note_id for f in fuse(keyword, vector, 3, weights=weights)]
 
-    assert order(local_cosines, LOCAL) == ["m", "both", "k"]
-    assert order(crowded, LOCAL) != order(local_cosines, LOCAL)  # why an untuned model gets no borrowed weights
+    assert order(local_cosines, EVEN) == ["both", "k", "m"]
+    assert order(crowded, EVEN) != order(local_cosines, EVEN)  # why an untuned model gets no borrowed weights
     assert order(crowded, None) == order(local_cosines, None) == ["k", "m", "both"]
 
 

@@ -6,7 +6,9 @@ update and the read that decides a conflict see the same state.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import heapq
 import json
 import math
 import os
@@ -14,7 +16,9 @@ import sqlite3
 import stat
 import threading
 import weakref
+from array import array
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1339,7 +1343,7 @@ class SqliteFullTextIndex:
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[SearchHit]:
         words = _query_terms(query)
-        ranked, rows, snippets = self._ranking(workspace_id, project_id, words, filters, limit, read_notes=True)
+        ranked, _, rows, snippets = self._ranking(workspace_id, project_id, words, filters, limit, read_notes=True)
         hits: list[SearchHit] = []
         for seq, _, score in ranked:
             note = _note_from_row(rows[seq])
@@ -1349,33 +1353,40 @@ class SqliteFullTextIndex:
     def ranked_ids(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
     ) -> list[tuple[str, float]]:
+        return self.ranked_with_ceiling(workspace_id, project_id, query, filters, limit)[0]
+
+    def ranked_with_ceiling(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> tuple[list[tuple[str, float]], float]:
+        """ranked_ids, and the score of a note holding every query word the project holds, at saturation."""
         words = _query_terms(query)
-        ranked, _, _ = self._ranking(workspace_id, project_id, words, filters, limit, read_notes=False)
-        return [(note_id, score) for _, note_id, score in ranked]
+        ranked, ceiling, _, _ = self._ranking(workspace_id, project_id, words, filters, limit, read_notes=False)
+        return [(note_id, score) for _, note_id, score in ranked], ceiling
 
     def _ranking(
         self, workspace_id: str, project_id: str, words: Sequence[str], filters: SearchFilters, limit: int, *,
         read_notes: bool,
-    ) -> tuple[list[tuple[int, str, float]], dict[int, tuple[Any, ...]], dict[int, str]]:  # fmt: skip
-        """The project's best `limit` notes for `words` as (seq, id, score), and with `read_notes` their rows and
-        FTS5 snippets by seq, all read from one snapshot."""
+    ) -> tuple[list[tuple[int, str, float]], float, dict[int, tuple[Any, ...]], dict[int, str]]:  # fmt: skip
+        """The project's best `limit` notes for `words` as (seq, id, score), the query's ceiling (_ranked), and with
+        `read_notes` their rows and FTS5 snippets by seq, all read from one snapshot."""
         if not words or limit <= 0:
-            return [], {}, {}
+            return [], 0.0, {}, {}
         params = _scope(workspace_id, project_id, filters)
         try:
             connection = self._store.connection()
             with _read_snapshot(connection):
                 count, tokens = self._project_size(connection, params)
-                ranked = _ranked(connection, words, params, count, tokens, limit) if count else []
+                read = self._read_since_change(connection)
+                ranked, ceiling = _ranked(connection, words, params, count, tokens, limit, read) if count else ([], 0.0)
                 if not ranked or not read_notes:
-                    return ranked, {}, {}
+                    return ranked, ceiling, {}, {}
                 seqs = _json([seq for seq, _, _ in ranked])
                 rows = {row[0]: row[1:] for row in connection.execute(_HIT_ROWS, {"seqs": seqs})}
                 snippet = {"seqs": seqs, "snippet": _any_of(words)}
                 snippets = dict(connection.execute(_HIT_SNIPPETS, snippet).fetchall())
         except sqlite3.Error as exc:
             raise SearchUnavailableError(f"SQLite full-text search failed: {exc}") from exc
-        return ranked, rows, snippets
+        return ranked, ceiling, rows, snippets
 
     def candidates(
         self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int, *, min_terms: int = 1
@@ -1401,19 +1412,37 @@ class SqliteFullTextIndex:
         return [SearchHit(_note_from_row(row[:-1]), round(float(row[-1]), 6), "") for row in rows]
 
     def _project_size(self, connection: sqlite3.Connection, params: dict[str, object]) -> tuple[int, int]:
-        """(live notes, their tokens) of the project, re-read only once the database has changed: data_version
-        moves when another connection commits, total_changes when this one writes."""
+        """(live notes, their tokens) of the project, re-read only once the database has changed."""
+        sizes = self._read_since_change(connection).sizes
+        key = (params["workspace"], params["project"])
+        if key not in sizes:
+            count, tokens = connection.execute(_PROJECT_SIZE, params).fetchone()
+            sizes[key] = (int(count), int(tokens))
+        return sizes[key]
+
+    def _read_since_change(self, connection: sqlite3.Connection) -> _ReadSinceChange:
+        """What this thread's connection has read and may reuse until the database changes: data_version moves
+        when another connection commits, total_changes when this one writes."""
         (version,) = connection.execute("PRAGMA data_version").fetchone()
         stamp = (id(connection), version, connection.total_changes)
-        cache: dict[tuple[object, ...], tuple[int, int]] = getattr(self._local, "sizes", {})
         if getattr(self._local, "stamp", None) != stamp:
-            cache = {}
-            self._local.stamp, self._local.sizes = stamp, cache
-        key = (params["workspace"], params["project"])
-        if key not in cache:
-            count, tokens = connection.execute(_PROJECT_SIZE, params).fetchone()
-            cache[key] = (int(count), int(tokens))
-        return cache[key]
+            self._local.stamp, self._local.read = stamp, _ReadSinceChange()
+        read: _ReadSinceChange = self._local.read
+        return read
+
+
+class _ReadSinceChange:
+    """Project sizes, and the BM25 contributions of the words matching many notes (_Postings), as read since the
+    database last changed. A common word ('the', 'how') costs a search most: FTS5 reports bm25() for each of its
+    thousands of matches (26 ms for a word in all of 10k notes, more than the rest of a hybrid search), and the
+    same few such words come back query after query."""
+
+    __slots__ = ("ids", "postings", "sizes")
+
+    def __init__(self) -> None:
+        self.sizes: dict[tuple[object, ...], tuple[int, int]] = {}
+        self.postings: dict[tuple[object, ...], _Postings] = {}
+        self.ids: dict[int, str] = {}  # note ids by seq, of every note the kept postings hold
 
 
 def _varints(record: bytes) -> list[int]:
@@ -1437,47 +1466,107 @@ def _bm25_k(length: float, average: float) -> float:
     return BM25_K1 * (1 - BM25_B + BM25_B * length / average)  # FTS5's own expression, in its order
 
 
+@dataclass(frozen=True, slots=True)
+class _Postings:
+    """One word's matches in a project: how many live notes hold it (df), and its BM25 contribution to each of them
+    that passes the filters: `seqs` ascending, `scores` in the same order (16 bytes a posting)."""
+
+    df: int
+    seqs: array[int]
+    scores: array[float]
+
+    def score_of(self, seq: int) -> float | None:
+        at = bisect.bisect_left(self.seqs, seq)
+        return self.scores[at] if at < len(self.seqs) and self.seqs[at] == seq else None
+
+
+CACHED_POSTINGS_ROWS = 200  # a word matching at least this many notes keeps its postings until the next change
+CACHED_POSTINGS_TOTAL = 2_000_000  # at most this many postings are kept per thread (32 MB; then all are dropped)
+
+
 def _ranked(
     connection: sqlite3.Connection, words: Sequence[str], params: dict[str, object], count: int, tokens: int,
-    limit: int,
-) -> list[tuple[int, str, float]]:  # fmt: skip
+    limit: int, read: _ReadSinceChange | None = None,
+) -> tuple[list[tuple[int, str, float]], float]:  # fmt: skip
     """The best `limit` live notes of the project passing the filters as (seq, id, score), best first (ties: the
     lower id first): Okapi BM25 over the project's `count` notes and `tokens`, idf = ln(1 + (N - df + 0.5) /
-    (df + 0.5)) (never negative, unlike the form FTS5 clamps to 1e-6)."""
+    (df + 0.5)) (never negative, unlike the form FTS5 clamps to 1e-6). And the query's ceiling: the sum over the
+    words the project holds of idf * (k1 + 1), what a note holding all of them would score at saturation.
+    `read`: what was read since the database last changed, where common words' postings are kept."""
     average = tokens / count or 1.0
     record = connection.execute(_FTS_AVERAGES).fetchone()
     table_rows, *column_tokens = _varints(record[0]) if record is not None else [0]
     if table_rows <= 0:
         raise SearchUnavailableError("The FTS5 index holds no statistics; reopen the store to rebuild it.")
-    table_average = sum(column_tokens) / table_rows
-    scores: dict[int, float] = {}
-    ids: dict[int, str] = {}
-    norms: dict[int, tuple[float, float]] = {}  # per note: k with the table's average, and with the project's
+    statistics = (count, average, table_rows, sum(column_tokens) / table_rows)
+    read = read if read is not None else _ReadSinceChange()
+    cache, ids = read.postings, read.ids
+    found: list[tuple[float, _Postings]] = []  # (the most the word can add to a score, its postings)
     for word in words:
-        phrase = _phrase(word)
-        matched = connection.execute(_WORD_SCORES, {**params, "phrase": phrase}).fetchall()
-        if not matched:
+        key = (params["workspace"], params["project"], params["types"], params["statuses"], params["tags"], word)
+        postings = cache.get(key)
+        if postings is None:
+            postings = _postings(connection, word, params, statistics, ids)
+            if postings is not None and postings.df >= CACHED_POSTINGS_ROWS:
+                if sum(len(p.seqs) for p in cache.values()) + len(postings.seqs) > CACHED_POSTINGS_TOTAL:
+                    cache.clear()
+                cache[key] = postings
+        if postings is not None:  # a word no note holds tells nothing about any note: it raises no ceiling either
+            found.append((math.log(1 + (count - postings.df + 0.5) / (postings.df + 0.5)) * (BM25_K1 + 1), postings))
+    ceiling = sum(most for most, _ in found)
+    # Rarest first (MaxScore, Turtle and Flood 1995): once the `limit`-th best score so far is above all that the
+    # words left could add, no note unseen yet can reach the top, and those words only add to the notes seen: the
+    # best `limit` are the ones summing every posting would give, at the cost of the notes seen.
+    found.sort(key=lambda item: -item[0])
+    left = ceiling
+    scores: dict[int, float] = {}
+    closed = False
+    for most, postings in found:
+        if not closed and len(scores) >= limit:
+            closed = heapq.nlargest(limit, scores.values())[-1] > left
+        if closed:
+            for seq in scores:
+                if (score := postings.score_of(seq)) is not None:
+                    scores[seq] += score
+        else:
+            for seq, score in zip(postings.seqs, postings.scores, strict=True):
+                scores[seq] = scores.get(seq, 0.0) + score
+        left -= most
+    best = heapq.nsmallest(limit, scores, key=lambda seq: (-scores[seq], ids[seq]))
+    return [(seq, ids[seq], round(scores[seq], 6)) for seq in best], round(ceiling, 6)
+
+
+def _postings(
+    connection: sqlite3.Connection, word: str, params: dict[str, object],
+    statistics: tuple[int, float, int, float], ids: dict[int, str],
+) -> _Postings | None:  # fmt: skip
+    """`word`'s postings in the project, None when no live note of it holds the word (the ids of the notes it
+    holds go into `ids`). `statistics`: the project's live notes and their average length, the table's rows and
+    their average length."""
+    count, average, table_rows, table_average = statistics
+    phrase = _phrase(word)
+    matched = connection.execute(_WORD_SCORES, {**params, "phrase": phrase}).fetchall()
+    if not matched:
+        return None
+    (table_hits,) = connection.execute(_PHRASE_ROWS_ALL, {"phrase": phrase}).fetchone()
+    table_idf = math.log((table_rows - table_hits + 0.5) / (table_hits + 0.5))
+    table_idf = table_idf if table_idf > 0 else 1e-6  # FTS5 clamps the same way
+    idf = math.log(1 + (count - len(matched) + 0.5) / (len(matched) + 0.5))
+    scores: dict[int, float] = {}
+    for seq, note_id, fts_score, size, admitted in matched:
+        if not admitted:
             continue
-        (table_hits,) = connection.execute(_PHRASE_ROWS_ALL, {"phrase": phrase}).fetchone()
-        table_idf = math.log((table_rows - table_hits + 0.5) / (table_hits + 0.5))
-        table_idf = table_idf if table_idf > 0 else 1e-6  # FTS5 clamps the same way
-        idf = math.log(1 + (count - len(matched) + 0.5) / (len(matched) + 0.5))
-        for seq, note_id, fts_score, size, admitted in matched:
-            if not admitted:
-                continue
-            if seq not in norms:
-                length = fts_tokens(size)
-                norms[seq] = (_bm25_k(length, table_average), _bm25_k(length, average))
-            table_k, k = norms[seq]
-            ratio = -fts_score / table_idf  # f * (k1 + 1) / (f + k), solved for f, the phrase's weighted hits
-            solved = ratio * table_k / (BM25_K1 + 1 - ratio)
-            hits = round(solved)
-            if hits < 1 or abs(solved - hits) > 1e-3:
-                raise SearchUnavailableError(f"FTS5 statistics are not as expected (hits {solved!r})")
-            scores[seq] = scores.get(seq, 0.0) + idf * hits * (BM25_K1 + 1) / (hits + k)
-            ids[seq] = note_id
-    best = sorted(scores, key=lambda seq: (-scores[seq], ids[seq]))[:limit]
-    return [(seq, ids[seq], round(scores[seq], 6)) for seq in best]
+        length = fts_tokens(size)
+        table_k, k = _bm25_k(length, table_average), _bm25_k(length, average)
+        ratio = -fts_score / table_idf  # f * (k1 + 1) / (f + k), solved for f, the phrase's weighted hits
+        solved = ratio * table_k / (BM25_K1 + 1 - ratio)
+        hits = round(solved)
+        if hits < 1 or abs(solved - hits) > 1e-3:
+            raise SearchUnavailableError(f"FTS5 statistics are not as expected (hits {solved!r})")
+        scores[seq] = idf * hits * (BM25_K1 + 1) / (hits + k)
+        ids[seq] = note_id
+    ordered = sorted(scores)
+    return _Postings(len(matched), array("q", ordered), array("d", (scores[seq] for seq in ordered)))
 
 
 # ----- vectors ---------------------------------------------------------------------------------------------------

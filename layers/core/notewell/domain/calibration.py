@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class HybridWeights:
-    """How a model's cosines are mixed with keyword scores (tuned on the tune split of tests/quality/retrieval.py)."""
+    """How a model's cosines are mixed with keyword scores, both on absolute [0, 1] scales (domain/hybrid.py);
+    measured on the tune split of tests/quality/retrieval.py."""
 
-    vector: float  # the vector leg's share of a note's score; the keyword leg (scaled by its best) has the rest
+    vector: float  # the vector leg's share of a note's score; the keyword leg (its share of the query) has the rest
     entity: float  # added for a note that mentions all the names the query gives (in proportion for some)
 
 
@@ -43,7 +44,8 @@ class Calibration:
 LOCAL_MODEL = "all-MiniLM-L6-v2-int8"
 
 CALIBRATIONS: Mapping[str, Calibration] = {
-    LOCAL_MODEL: Calibration(duplicate=0.8, related=0.55, hybrid=HybridWeights(vector=0.85, entity=0.2)),
+    # vector=0.5: with both legs on absolute scales, equal shares (0.4 and 0.6 were both worse on the tune split).
+    LOCAL_MODEL: Calibration(duplicate=0.8, related=0.55, hybrid=HybridWeights(vector=0.5, entity=0.2)),
 }
 
 

@@ -1,20 +1,28 @@
 """Hybrid retrieval: one ranking from a keyword list and a vector list, shared by every store and search index.
 
-With the model's tuned weights (domain/calibration.py), each leg is scaled to [0, 1] before they are mixed: keyword
-scores (BM25, unbounded) by the leg's best score, vector scores (cosine) as they are, clipped at 0. A min-max
-weighted sum beat reciprocal-rank fusion on dialogue memory (RRF throws away how far ahead the best hits are, and
-lets the weaker leg's noise in at full weight); the vector weight is tuned on the tune split of the retrieval set
-(tests/quality).
+With the model's weights (domain/calibration.py), each leg is put on an absolute scale of [0, 1] before they are
+mixed, so that a leg with little to say for a query says little:
+
+* the keyword leg (BM25, unbounded) as the share of the query's ceiling a note reaches, where the ceiling is what a
+  note holding every query word the project holds would score at saturation (the sum of their idf times k1 + 1).
+  A note holding the query's rare words scores near 1; the best note for a 500-character dialogue, which matches a
+  tenth of its words, scores near 0.1, where scaling by the best hit made it 1 and let a weak leg's noise in at
+  full weight. An index that cannot tell its ceiling (OpenSearch, the in-process scan) is scaled by its best hit.
+* the vector leg as the cosine itself, clipped at 0: it is absolute already, on the model's own scale (why the
+  weights are per model).
+
+Each leg proposes a pool of candidates; a note one leg did not propose scores that leg's floor: 0 when the leg
+listed everything it matched, else the lowest score it listed (the note ranks below it there), so a note deep in
+one list but high in the other is fused on both legs' evidence, not on one.
 
 One structural signal is added on top: the names a query gives (a person, a product, a service: capitals
 mid-sentence, domain/admission/text.py) and the share of them a note mentions. "What did Lisa say about the exam"
-is about Lisa's notes even where another note's words and meaning are closer. The entity weight is tuned on the
-same split.
+is about Lisa's notes even where another note's words and meaning are closer.
 
-A model without tuned weights is fused by rank instead (reciprocal-rank fusion): a weight tuned on one model's
-cosines would mix another model's at the wrong strength (a model whose cosines crowd near 0.3 would be drowned by
-the keyword leg, one whose unrelated notes score 0.5 would drown it), while ranks mean the same for every model.
-The names a query gives count there as a third ranked list: notes by the share of the names they mention.
+A model without weights is fused by rank instead (reciprocal-rank fusion): weights measured on one model's cosines
+would mix another model's at the wrong strength (a model whose cosines crowd near 0.3 would be drowned by the
+keyword leg, one whose unrelated notes score 0.5 would drown it), while ranks mean the same for every model. The
+names a query gives count there as a third ranked list: notes by the share of the names they mention.
 """
 
 from __future__ import annotations
@@ -39,8 +47,8 @@ RANK_OFFSET = 60
 class Fused:
     note_id: str
     score: float
-    keyword: float  # the note's keyword score scaled to [0, 1]; 0 when only the vector leg found it
-    vector: float  # its cosine; 0 when only the keyword leg found it
+    keyword: float  # the note's keyword score on the leg's [0, 1] scale; its floor when only the vector leg found it
+    vector: float  # its cosine (clipped at 0); the leg's floor when only the keyword leg found it
 
 
 def fuse(
@@ -50,13 +58,19 @@ def fuse(
     *,
     weights: HybridWeights | None,
     named: Mapping[str, float] | None = None,
+    keyword_ceiling: float | None = None,
+    pool: int | None = None,
 ) -> list[Fused]:
     """The best `limit` notes of both legs, best first (ties: note id), each leg given as (note id, score), best
-    first. `weights`: the embedding model's tuned weights, None to fuse by rank. `named`: by note id, the share of
-    the query's names the note mentions (named_share)."""
-    best = max((score for _, score in keyword), default=0.0)
-    scaled_keyword = {note_id: score / best for note_id, score in keyword} if best > 0 else {}
+    first. `weights`: the embedding model's weights, None to fuse by rank. `named`: by note id, the share of the
+    query's names the note mentions (named_share). `keyword_ceiling`: the keyword score of a note holding every
+    query word (None: unknown, the leg is scaled by its best). `pool`: how many each leg was asked for; a leg that
+    listed that many stopped early."""
+    ceiling = keyword_ceiling if keyword_ceiling else max((score for _, score in keyword), default=0.0)
+    scaled_keyword = {note_id: min(score / ceiling, 1.0) for note_id, score in keyword} if ceiling > 0 else {}
     cosine = {note_id: max(score, 0.0) for note_id, score in vector}
+    keyword_floor = _floor(scaled_keyword, pool)
+    vector_floor = _floor(cosine, pool)
     named = named or {}
     note_ids = dict.fromkeys([*(n for n, _ in keyword), *(n for n, _ in vector)])
     if weights is None:
@@ -64,17 +78,28 @@ def fuse(
         score = _reciprocal_ranks([keyword, vector, naming])
     else:
         score = {
-            note_id: weights.vector * cosine.get(note_id, 0.0)
-            + (1 - weights.vector) * scaled_keyword.get(note_id, 0.0)
+            note_id: weights.vector * cosine.get(note_id, vector_floor)
+            + (1 - weights.vector) * scaled_keyword.get(note_id, keyword_floor)
             + weights.entity * named.get(note_id, 0.0)
             for note_id in note_ids
         }
     fused = [
-        Fused(note_id, score.get(note_id, 0.0), scaled_keyword.get(note_id, 0.0), cosine.get(note_id, 0.0))
+        Fused(
+            note_id,
+            score.get(note_id, 0.0),
+            scaled_keyword.get(note_id, keyword_floor),
+            cosine.get(note_id, vector_floor),
+        )
         for note_id in note_ids
     ]
     fused.sort(key=lambda f: (-f.score, f.note_id))
     return fused[:limit]
+
+
+def _floor(scores: Mapping[str, float], pool: int | None) -> float:
+    """What a note a leg did not list scores on it: 0 when the leg listed all it found, its lowest listed score when
+    it stopped at `pool` (the note ranks below that there)."""
+    return min(scores.values()) if pool is not None and scores and len(scores) >= pool else 0.0
 
 
 def _reciprocal_ranks(lists: Sequence[Sequence[tuple[str, float]]]) -> dict[str, float]:

@@ -104,11 +104,7 @@ class Meaning:
             batch = live[start : start + BATCH]
             todo = [n for n in batch if n.id not in known]
             try:
-                computed = (
-                    self._embedder.embed([embedding_text(n.title, n.body) for n in todo], timeout=WRITE_TIMEOUT_SECONDS)
-                    if todo
-                    else []
-                )
+                computed = self._embed_in_time([embedding_text(n.title, n.body) for n in todo])
                 vectors = {n.id: known[n.id] for n in batch if n.id in known}
                 vectors.update(zip((n.id for n in todo), computed, strict=True))
                 vectors_index.save_vectors(
@@ -117,8 +113,25 @@ class Meaning:
                 )
                 stored += len(batch)
             except Exception as exc:  # derived data: the notes are committed whatever happens here
-                logger.warning("could not store %d note vectors (%s); notewell reindex fills them", len(batch), exc)
+                left = len(live) - start
+                logger.warning("could not store %d note vectors (%s); notewell reindex fills them", left, exc)
+                break  # the model cannot embed even one note in time: the rest would wait for it in vain
         return stored
+
+    def _embed_in_time(self, texts: Sequence[str]) -> list[Vector]:
+        """Vectors for `texts`, each call within the write budget: a batch that runs past it is embedded again in
+        halves, so a busy machine embeds fewer notes a call instead of leaving a whole batch without vectors (an
+        import of 10k notes on two busy cores left 5 batches, 320 notes, without one: search could not find them
+        by meaning until a reindex). Raises EmbeddingUnavailableError when a single text cannot be embedded in time."""
+        if not texts:
+            return []
+        try:
+            return self._embedder.embed(texts, timeout=WRITE_TIMEOUT_SECONDS)
+        except EmbeddingUnavailableError:
+            if len(texts) == 1:
+                raise
+            half = len(texts) // 2
+            return self._embed_in_time(texts[:half]) + self._embed_in_time(texts[half:])
 
     def backlog(self) -> int:
         """Live notes with no vector of this model at their current version (0 where no vectors are kept)."""

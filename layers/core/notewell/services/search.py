@@ -2,7 +2,7 @@
 
 With an embedder and a vector index, `semantic` searches are hybrid: the keyword leg (full-text index, else the
 ranked scan) and the vector leg fused by domain/hybrid.py, with the embedding model's own weights where they were
-tuned (domain/calibration.py), else by rank. remember's candidates and get_context's relevant notes
+measured (domain/calibration.py), else by rank. remember's candidates and get_context's relevant notes
 always use both legs when they can: finding a note that says the same thing in other words is their whole job.
 """
 
@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from notewell.domain import hybrid, ranking, rules
 from notewell.domain.errors import InvalidArgumentError
@@ -35,10 +35,16 @@ MAX_LIMIT = 50
 SCAN_LIMIT = 2_000
 # remember compares against fewer notes when there is no index: the most recent ones are the likeliest matches.
 RELATED_SCAN_LIMIT = 500
-# Each leg of a hybrid search proposes this many times the hits asked for (at least HYBRID_POOL): a note ranked low
-# by one leg and high by the other must be in both lists to be fused fairly.
+# Each leg of remember's and get_context's hybrid lookups proposes this many times the notes asked for (at least
+# HYBRID_POOL): a note ranked low by one leg and high by the other must be in both lists to be fused fairly.
 HYBRID_POOL = 30
 HYBRID_POOL_FACTOR = 3
+# search_notes asks each leg for more: the vector leg ranks a dialogue's relevant notes deep (on the MADial tune
+# split 81% of them are in its best 30, 99% in its best 100), and a note either leg leaves out scores only that
+# leg's floor. Both legs score every note anyway (numpy over the project's vectors, BM25 over every match): a
+# longer list costs a sort, not a scan.
+SEARCH_POOL = 100
+SEARCH_POOL_FACTOR = 10
 # Without a vector leg remember's candidates are ranked by at least this many of their words: a restatement's
 # rarest words are often the ones it adds, which the note it restates lacks (words-only restatements found at 10k
 # notes: 33 of 60 ranked by the rarest words alone, 51 with four).
@@ -64,6 +70,7 @@ class SearchOutcome:
     project_exists: bool
     fallback: str | None = None  # why a semantic search answered by keywords alone
     scanned: int | None = None  # set when only this many most recent notes were searched (more exist)
+    pool: int | None = None  # hybrid: how many distinct notes the two legs proposed (the candidates fused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +167,7 @@ class SearchService:
             raise SearchUnavailableError("No embedding model is configured, so there is no vector search.")
         if not meaning.searchable:
             raise SearchUnavailableError("This store keeps no note vectors, so there is no vector search.")
-        pool = related_pool(limit)
+        pool = related_pool(limit) if candidates else search_pool(limit)
         vector = vector if vector is not None else meaning.embed_one(text)
         nearest = meaning.nearest(ws, project_id, vector, pool)
         # Candidates (remember's, get_context's): an index in step with the store ranks them itself, more cheaply than
@@ -168,11 +175,12 @@ class SearchService:
         ids_first = not candidates or self._fresh is not None
         if keyword_hits is None and ids_first and isinstance(self._fulltext, RankedIds):
             try:
-                ranked = self._fulltext.ranked_ids(ws, project_id, text, filters, pool)
+                ranked, ceiling = self._ranked_ids(self._fulltext, ws, project_id, text, filters, pool)
             except SearchUnavailableError as exc:
                 logger.warning("keyword index unavailable (%s); fusing the vector leg with the ranked scan", exc)
             else:
-                return self._fused_ids(ws, project_id, text, filters, limit, ranked, nearest, meaning.hybrid_weights)
+                legs = _Legs(ranked, nearest, ceiling, pool)
+                return self._fused_ids(ws, project_id, text, filters, limit, legs, meaning.hybrid_weights)
         keyword: _Keyword | None = (
             _Keyword(list(keyword_hits), SearchMode.FULLTEXT)
             if keyword_hits is not None
@@ -191,9 +199,8 @@ class SearchService:
             note.id: hybrid.named_share(names, f"{note.title} {note.body}")
             for note in [*(h.note for h in keyword_hits), *fetched.values()]
         } if names else None  # fmt: skip
-        fused = hybrid.fuse(
-            [(h.note.id, h.score) for h in keyword_hits], nearest, pool, weights=meaning.hybrid_weights, named=named
-        )
+        keyword_leg = [(h.note.id, h.score) for h in keyword_hits]
+        fused = hybrid.fuse(keyword_leg, nearest, pool, weights=meaning.hybrid_weights, named=named, pool=pool)
         vector_only = [f.note_id for f in fused if f.note_id not in by_id and f.note_id not in fetched]
         if vector_only:
             fetched.update(self._deps.store.get_notes(ws, vector_only))
@@ -210,22 +217,33 @@ class SearchService:
             if len(hits) == limit:
                 break
         mode = SearchMode.HYBRID if keyword is not None else SearchMode.VECTOR
-        return SearchOutcome(hits, mode, True, scanned=keyword.scanned if keyword is not None else None)
+        scanned = keyword.scanned if keyword is not None else None
+        return SearchOutcome(hits, mode, True, scanned=scanned, pool=len(set(by_id) | {i for i, _ in nearest}))
+
+    @staticmethod
+    def _ranked_ids(
+        index: RankedIds, ws: str, project_id: str, text: str, filters: SearchFilters, pool: int
+    ) -> tuple[list[tuple[str, float]], float | None]:
+        """The keyword leg as ids, with the query's ceiling where the index can tell it (else None)."""
+        if isinstance(index, CeilingRanking):
+            return index.ranked_with_ceiling(ws, project_id, text, filters, pool)
+        return index.ranked_ids(ws, project_id, text, filters, pool), None
 
     def _fused_ids(
-        self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int,
-        ranked: list[tuple[str, float]], nearest: list[tuple[str, float]], weights: HybridWeights | None,
+        self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, legs: _Legs,
+        weights: HybridWeights | None,
     ) -> SearchOutcome:  # fmt: skip
         """Both legs as ids, fused, then the notes read once: the best `2 * limit` (more only if too many of those
         are gone or filtered out). With names in the query every proposed note is read first, to see which it names."""
         store = self._deps.store
-        pool = related_pool(limit)
         names = hybrid.query_names(text)
-        fetched: dict[str, Note] = {}
-        if names:
-            fetched = store.get_notes(ws, list(dict.fromkeys([i for i, _ in ranked] + [i for i, _ in nearest])))
+        proposed = list(dict.fromkeys([i for i, _ in legs.keyword] + [i for i, _ in legs.vector]))
+        fetched: dict[str, Note] = store.get_notes(ws, proposed) if names else {}
         named = {i: hybrid.named_share(names, f"{n.title} {n.body}") for i, n in fetched.items()} if names else None
-        fused = hybrid.fuse(ranked, nearest, pool, weights=weights, named=named)
+        fused = hybrid.fuse(
+            legs.keyword, legs.vector, legs.pool, weights=weights, named=named, keyword_ceiling=legs.ceiling,
+            pool=legs.pool,
+        )  # fmt: skip
         order = [f.note_id for f in fused]
         terms = ranking.tokens(text)
         hits: list[SearchHit] = []
@@ -243,7 +261,7 @@ class SearchService:
                 if len(hits) == limit:
                     break
             start += len(chunk)
-        return SearchOutcome(hits, SearchMode.HYBRID, True)
+        return SearchOutcome(hits, SearchMode.HYBRID, True, pool=len(proposed))
 
     def _substring(self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int) -> _Keyword:
         read = self._deps.store.project_notes(ws, project_id, limit=SCAN_LIMIT)
@@ -369,3 +387,29 @@ class RelatedHits(list[SearchHit]):
 def related_pool(limit: int) -> int:
     """How many keyword hits a hybrid `related` of `limit` notes fuses (each leg proposes this many)."""
     return max(HYBRID_POOL, HYBRID_POOL_FACTOR * limit)
+
+
+def search_pool(limit: int) -> int:
+    """How many notes each leg of a hybrid search_notes of `limit` hits proposes."""
+    return max(SEARCH_POOL, SEARCH_POOL_FACTOR * limit)
+
+
+@dataclass(frozen=True, slots=True)
+class _Legs:
+    """A hybrid search's two legs as (note id, score) lists, best first: keyword (with the query's ceiling where
+    the index told it) and vector, each asked for `pool` notes."""
+
+    keyword: list[tuple[str, float]]
+    vector: list[tuple[str, float]]
+    ceiling: float | None
+    pool: int
+
+
+@runtime_checkable
+class CeilingRanking(Protocol):
+    """A keyword index that also tells a query's ceiling (SQLite's): the score a note holding every query word the
+    project holds would reach at saturation, which puts its scores on an absolute scale (domain/hybrid.py)."""
+
+    def ranked_with_ceiling(
+        self, workspace_id: str, project_id: str, query: str, filters: SearchFilters, limit: int
+    ) -> tuple[list[tuple[str, float]], float]: ...
