@@ -27,7 +27,7 @@ def test_admission_and_search_read_one_table_keyed_by_model_id() -> None:
     assert admission.CALIBRATIONS is CALIBRATIONS
     local = CALIBRATIONS[LOCAL_MODEL]
     assert (local.duplicate, local.related) == (0.8, 0.55)
-    assert local.hybrid == HybridWeights(vector=0.85, entity=0.2)
+    assert local.hybrid == HybridWeights(vector=0.5, entity=0.2)
     assert Meaning(NamedEmbedder(LOCAL_MODEL), None, FixedClock()).hybrid_weights == local.hybrid
 
 
