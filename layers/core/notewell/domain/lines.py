@@ -14,11 +14,17 @@ def flags(*shown: str | None) -> str:
 
 
 def said_once(title: str, text: str) -> str:
-    """Title and text as one phrase: the text alone when it starts by repeating the title."""
+    """Title and text as one phrase: the text alone when it starts by repeating the title, the title alone when
+    the text is its start cut short (a title taken from the body's first sentence, an excerpt shorter than it)."""
     if not text:
         return title
     head = title.rstrip("…").strip().casefold()
-    return text if head and text.lstrip("…").casefold().startswith(head) else f"{title}: {text}"
+    start = text.lstrip("…").rstrip("…").strip().casefold()
+    if head and start.startswith(head):
+        return text
+    if start and text.endswith("…") and head.startswith(start):
+        return title
+    return f"{title}: {text}"
 
 
 def minute(timestamp: str) -> str:

@@ -1,0 +1,34 @@
+"""A listed note says its words once, however its title and its excerpt overlap."""
+
+from __future__ import annotations
+
+from notewell.domain.model import Note, NoteStatus, NoteType
+from notewell.domain.packing import Section, entry_line
+
+STATUS = "Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%. One excursion claim (Fresno, door left open)."
+
+
+def status_note(title: str) -> Note:
+    return Note(
+        id="n_01M8ERBBKZART3A3SH4GQ6R173", workspace_id="w", project_id="p", title=title, body=STATUS,
+        type=NoteType.STATUS, status=NoteStatus.CURRENT, tags=(), links=(), importance=3, canonical=False,
+        supersedes=(), superseded_by=(), version=1, created_at="2026-11-30T10:00:00.000Z",
+        updated_at="2026-11-30T10:00:00.000Z", author="k", deleted_at=None, write_id="w1",
+    )  # fmt: skip
+
+
+def test_an_excerpt_shorter_than_a_title_taken_from_it_is_not_said_again() -> None:
+    note = status_note("Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%")
+    line = entry_line(note, Section.STATUS, 40)
+    assert line == f"- {note.id} Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%"
+
+
+def test_an_excerpt_that_goes_on_past_the_title_replaces_it() -> None:
+    note = status_note("Thanksgiving week done")
+    line = entry_line(note, Section.STATUS, 80)
+    assert line.count("Thanksgiving") == 1 and line.endswith("…") and "16,900 stops" in line
+
+
+def test_a_title_that_says_something_else_leads_its_excerpt() -> None:
+    note = status_note("Peak week report")
+    assert entry_line(note, Section.STATUS, 30).startswith(f"- {note.id} Peak week report: Thanksgiving week")
