@@ -147,6 +147,8 @@ def from_schema(tool: str, name: str, schema: dict[str, Any]) -> Any:
         return True
     if kind == "array":
         return [from_schema(tool, name, schema["items"])]
+    if kind == "object":  # a map whose entries the schema leaves to the description (checkFreshness): none
+        return {}
     return f"{tool}-{name}".lower()  # one word: what "tags" or "query" take as readily as "content"
 
 

@@ -18,6 +18,7 @@ ANCHOR = Anchor("acme/api", "src/app.py", "8a39f054a62fdc5bce054ec2feddfea23c541
 def downgrade_to_schema_6(path: Path) -> None:
     """What a file written by the previous version holds: no anchors columns."""
     connection = sqlite3.connect(path)
+    connection.execute("DROP INDEX notes_anchored")  # an index on the anchors column: older files have neither
     for table in ("notes", "revisions"):
         connection.execute(f"ALTER TABLE {table} DROP COLUMN anchors")
     connection.execute("PRAGMA user_version = 6")

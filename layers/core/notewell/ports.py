@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from notewell.domain.model import (
+        Anchor,
         ApiKey,
         ChangeScan,
         FeedPosition,
@@ -306,6 +307,20 @@ class NoteStore(Protocol):
         unfinished supersession (`superseded_by` is not empty but the status is not `superseded`). Indexed, bounded."""
         ...
 
+    def anchored_notes(
+        self, workspace_id: str, project_id: str, paths: Sequence[str], *, statuses: Sequence[NoteStatus], limit: int
+    ) -> list[Note]:
+        """Up to `limit` notes of the project, not deleted and in `statuses`, anchored to one of `paths`
+        (freshness.check_files'): to the file itself or, for a directory, to a file under it; in
+        freshness.anchored_first's order. Indexed: the work is bounded by the paths and ANCHOR_LOOKUP anchors at
+        most, never by the project's size."""
+        ...
+
+    def note_anchors(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, tuple[Anchor, ...]]:
+        """The anchors of each note of `note_ids` that exists (empty for one without any): what a lean read of the
+        notes (ContextNotes) may leave out. Unknown ids are absent."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ContextNotes:
@@ -393,6 +408,10 @@ class TextLookup(Protocol):
 
 
 BODY_PREFIX_CHARS = 64
+# The most anchors an `anchored_notes` call weighs when a store cannot rank them in its index (DynamoDB), each path
+# taking an equal share: a directory holding more anchored notes than its share is weighed by its first ones, in path
+# order (a file rarely has that many).
+ANCHOR_LOOKUP = 200
 
 
 @runtime_checkable

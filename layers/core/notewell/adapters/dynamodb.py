@@ -18,6 +18,7 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
                                                                       gsi1sk = {updatedAt}#{noteId},
                                                                       maybe gsi2pk/sk, gsi3pk/sk (below)
     revision        WS#{ws}#N#{noteId}           REV#{version:010d}   a previous state (no GSI keys)
+    anchor pointer  WS#{ws}#P#{projectId}#ANCHOR {path}\\{noteId}      noteId, path: the note is anchored there
     idempotency     WS#{ws}#IDEM#{sha256(key)}   IDEM                 requestHash, result, expiresAt, ttl
     feed head       WS#{ws}#P#{projectId}#SEQ    HEAD                 seq (the last commit number), complete
     change record   WS#{ws}#P#{projectId}#SEQ    SEQ#{seq:012d}       noteId, version, updatedAt
@@ -44,6 +45,14 @@ from GSI3 until the same command moves them.
 
 GSI2, GSI3 and GSI4 are sparse: `note_to_item` alone derives their keys from the note, and every note write Puts the
 whole item, so a key the note no longer earns (deleted, fixed, moved to another type) leaves with it.
+
+Anchor pointers: a note anchored to a file has a pointer per anchored path in its project's ANCHOR partition, sorted
+by path, so `anchored_notes` finds the notes anchored to a file, or to files under a directory, with one Query
+(begins_with) per path, then reads them whole. A commit Puts the pointers of the paths a note gains and Deletes those
+it loses, in its transaction; deletion and status leave them alone (the read checks each note itself), so a delete or
+a restore writes none. A project made before the pointers (layout 2) has them once `notewell reindex --stack`
+rewrites its notes (refresh_note_items writes each anchored note's pointers). GSI4 does not project anchors:
+`note_anchors` reads them for the notes get_context shows.
 
 Writes: a note changes only through `commit`, one TransactWriteItems whose note Puts are conditioned on the
 version that was read (an insert on the id being new), with ALL_OLD returned on failure. A commit that
@@ -84,7 +93,7 @@ from botocore.config import Config
 from botocore.session import get_session
 
 from notewell.config import ConfigError
-from notewell.domain import packing, rules
+from notewell.domain import freshness, packing, rules
 from notewell.domain.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -115,6 +124,7 @@ from notewell.domain.model import (
 )
 from notewell.ports import (
     ABSENT,
+    ANCHOR_LOOKUP,
     ANY,
     AuthRecord,
     ContextNotes,
@@ -234,6 +244,7 @@ NOTE_SK = "NOTE"
 FEED_HEAD_SK = "HEAD"
 FEED_RECORD_PREFIX = "SEQ#"
 POINTER_PREFIX = "IDX#"
+ANCHOR_PATH_END = "\\"
 # Rounds of reading the feed head and committing on it before a commit contended by other writers answers busy.
 HEAD_ROUNDS = 8
 # The most a note's updatedAt can precede its commit (botocore's retries within the function's time): records more
@@ -315,6 +326,15 @@ def lean_sk_branch(sk: str) -> str | None:
     """The branch `lean_sk` put in a sort key; None: the default branch. Timestamps and note ids hold no '#'."""
     parts = sk.split("#", 2)
     return parts[2].removeprefix("B#") if len(parts) == 3 and parts[2].startswith("B#") else None
+
+
+def anchor_pk(workspace_id: str, project_id: str) -> str:
+    return f"{feed_pk(workspace_id, project_id)}#ANCHOR"
+
+
+def anchor_sk(path: str, note_id: str) -> str:
+    # No anchor path holds a backslash (rules.check_anchor_path): `{path}\` begins the pointers of that file only.
+    return f"{path}{ANCHOR_PATH_END}{_part(note_id)}"
 
 
 def sequence_pk(workspace_id: str, project_id: str) -> str:
@@ -538,6 +558,18 @@ def note_to_item(note: Note) -> Item:
         item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, partition))
         item["gsi4sk"] = _s(lean_sk(note))
     return item
+
+
+def _anchor_paths(note: Note | None) -> frozenset[str]:
+    """The paths a note is anchored to: one pointer each (several anchors may share a file)."""
+    return frozenset(anchor.path for anchor in note.anchors) if note is not None else frozenset()
+
+
+def anchor_pointer_item(workspace_id: str, project_id: str, path: str, note_id: str) -> Item:
+    return {
+        **_key(anchor_pk(workspace_id, project_id), anchor_sk(path, note_id)),
+        "entity": _s("anchor"), "noteId": _s(note_id), "path": _s(path),
+    }  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -817,24 +849,25 @@ def _translate(exc: Any, *, writing: bool) -> NotewellError | None:
 class _Position:
     """What one action of a commit transaction stands for, to read its cancellation reason."""
 
-    kind: Literal["note", "revision", "prune", "idempotency", "head", "change"]
+    kind: Literal["note", "revision", "prune", "anchor", "idempotency", "head", "change"]
     write: NoteWrite | None = None
 
 
 def _import_batches(notes: Sequence[Note], prepared: Mapping[str, tuple[Item, list[Item]]]) -> Iterator[list[Note]]:
-    """Notes in groups one commit can take: two actions each (note, change record) plus the head, within the
-    transaction's action and byte limits."""
+    """Notes in groups one commit can take: two actions each (note, change record) and one per anchored path, plus
+    the head, within the transaction's action and byte limits."""
     batch: list[Note] = []
-    size = 0
+    size = actions = 0
     for note in notes:
-        item_bytes = item_size(prepared[note.id][0]) + 200  # and its change record
-        if batch and (
-            2 * (len(batch) + 1) + 1 > MAX_TRANSACTION_ACTIONS or size + item_bytes > MAX_TRANSACTION_BYTES // 2
-        ):
+        paths = _anchor_paths(note)
+        item_bytes = item_size(prepared[note.id][0]) + 200 * (1 + len(paths))  # its change record and pointers
+        needed = 2 + len(paths)
+        if batch and (actions + needed + 1 > MAX_TRANSACTION_ACTIONS or size + item_bytes > MAX_TRANSACTION_BYTES // 2):
             yield batch
-            batch, size = [], 0
+            batch, size, actions = [], 0, 0
         batch.append(note)
         size += item_bytes
+        actions += needed
     if batch:
         yield batch
 
@@ -1213,6 +1246,10 @@ class DynamoDBStore:
                 if _error_code(exc) != "ConditionalCheckFailedException":
                     raise
                 continue  # changed since it was read: its newer write carries every key
+            # Its anchor pointers too: a note anchored before they existed gains them here.
+            self._batch_write([
+                anchor_pointer_item(workspace_id, note.project_id, path, note.id) for path in _anchor_paths(note)
+            ])  # fmt: skip
             rewritten += 1
         return rewritten
 
@@ -1810,6 +1847,48 @@ class DynamoDBStore:
         }
         return [item_to_note(item) for item in self._query(params, limit=limit)]
 
+    def anchored_notes(
+        self, workspace_id: str, project_id: str, paths: Sequence[str], *, statuses: Sequence[NoteStatus], limit: int
+    ) -> list[Note]:
+        """One Query of anchor pointers per path (begins_with: the file itself, files under it as a directory, and
+        look-alikes such as `src/a.py.orig`, dropped), each path taking its share of ANCHOR_LOOKUP pointers at
+        most, then the notes read whole (BatchGetItem) and each checked: live, in `statuses`, anchored there now."""
+        if not paths or limit < 1:
+            return []
+        share = max(ANCHOR_LOOKUP // len(paths), 1)
+        ids: list[str] = []
+        for path in paths:
+            params: QueryInputTypeDef = {
+                "TableName": self._table,
+                "KeyConditionExpression": "pk = :pk AND begins_with(sk, :path)",
+                "ExpressionAttributeValues": {":pk": _s(anchor_pk(workspace_id, project_id)), ":path": _s(path)},
+                "ProjectionExpression": "noteId, #path",
+                "ExpressionAttributeNames": {"#path": "path"},
+                "ConsistentRead": True,
+            }
+            for item in self._query(params, limit=min(share, ANCHOR_LOOKUP - len(ids))):
+                found = _get_str(item, "path")
+                if found == path or found.startswith(path + "/"):
+                    ids.append(_get_str(item, "noteId"))
+            if len(ids) >= ANCHOR_LOOKUP:
+                break
+        wanted = {NoteStatus(status) for status in statuses}
+        notes = [
+            note for note in self.get_notes(workspace_id, list(dict.fromkeys(ids))).values()
+            if note.project_id == project_id and not note.is_deleted and note.status in wanted
+        ]  # fmt: skip
+        return freshness.anchored_first(notes, paths)[:limit]
+
+    def note_anchors(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, tuple[Anchor, ...]]:
+        """BatchGetItem of the notes' ids and anchors only (GSI4, which get_context reads, does not project them)."""
+        unique = list(dict.fromkeys(note_ids))
+        found: dict[str, tuple[Anchor, ...]] = {}
+        for start in range(0, len(unique), MAX_BATCH_GET_KEYS):
+            keys = [_key(note_pk(workspace_id, i), NOTE_SK) for i in unique[start : start + MAX_BATCH_GET_KEYS]]
+            for item in self._batch_get(keys, attributes=("id", "anchors")):
+                found[_get_str(item, "id")] = tuple(_item_anchor(x["M"]) for x in item.get("anchors", {}).get("L", []))
+        return found
+
     def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
         """Every item is built and checked against the item size limit before anything is written. Then, per 100
         notes: one BatchGetItem (keys only) tells which ids exist, BatchWriteItem puts the revisions of the new
@@ -1959,6 +2038,19 @@ class DynamoDBStore:
                 }
             actions.append({"Put": put})
             positions.append(_Position("note", write))
+            # An edit without its previous state (none yet) would leave pointers of paths it dropped: anchored_notes
+            # checks each note it reads, so such a pointer costs a read, never a wrong answer.
+            before = _anchor_paths(write.previous)
+            after = _anchor_paths(note)
+            for path in sorted(after - before):
+                pointer = anchor_pointer_item(workspace_id, note.project_id, path, note.id)
+                total += item_size(pointer)
+                actions.append({"Put": {"TableName": self._table, "Item": pointer}})
+                positions.append(_Position("anchor", write))
+            for path in sorted(before - after):
+                key = _key(anchor_pk(workspace_id, note.project_id), anchor_sk(path, note.id))
+                actions.append({"Delete": {"TableName": self._table, "Key": key}})
+                positions.append(_Position("anchor", write))
             previous = write.previous
             if previous is None or revision_cap < 1:
                 continue

@@ -26,6 +26,7 @@ from notewell.config import ConfigError
 from notewell.domain import packing, rules
 from notewell.domain.errors import AlreadyExistsError, NotFoundError, UnavailableError, VersionConflictError
 from notewell.domain.model import (
+    Anchor,
     ApiKey,
     ChangeScan,
     FeedPosition,
@@ -294,6 +295,25 @@ _SELECT_SETTLED_BY_TYPE = _SELECT_NOTES_BY_TYPE.replace(
 _SELECT_CONFLICTED_NOTES = f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_needing_attention
     WHERE workspace_id = ? AND project_id = ? AND {_NEEDS_ATTENTION}
     ORDER BY updated_at DESC, id DESC LIMIT ?"""
+# Live anchored notes only (partial): `anchored_notes` reads the project's anchored notes, never all of it. Made
+# after the anchors column (an older file gains it by ALTER); an index an older Notewell ignores, so the schema
+# version stays.
+_ANCHORED_INDEX = """CREATE INDEX IF NOT EXISTS notes_anchored
+    ON notes (workspace_id, project_id, updated_at DESC, id DESC) WHERE deleted_at IS NULL AND anchors <> '[]'"""
+# An anchor on one of the paths (:paths, a JSON array): the file itself (_NAMED), or a file under it (_UNDER).
+_ANCHOR_PATHS = (
+    "SELECT json_extract(a.value, '$.path') AS path, f.value AS named FROM json_each(n.anchors) AS a, "
+    "json_each(:paths) AS f"
+)
+_NAMED = f"EXISTS (SELECT 1 FROM ({_ANCHOR_PATHS}) WHERE path = named)"
+_UNDER = (
+    f"EXISTS (SELECT 1 FROM ({_ANCHOR_PATHS}) WHERE path = named OR substr(path, 1, length(named) + 1) = named || '/')"
+)
+_SELECT_ANCHORED = f"""SELECT {_N_NOTE_COLUMNS} FROM notes AS n INDEXED BY notes_anchored
+    WHERE n.workspace_id = :workspace AND n.project_id = :project AND n.deleted_at IS NULL AND n.anchors <> '[]'
+        AND n.status IN (SELECT value FROM json_each(:statuses)) AND {_UNDER}
+    ORDER BY {_NAMED} DESC, n.updated_at DESC, n.id DESC LIMIT :limit"""
+_SELECT_ANCHORS = "SELECT id, anchors FROM notes WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))"
 # The commit sequence (SequencedFeed): each write gives its note the project's next number inside the write
 # transaction. BEGIN IMMEDIATE serialises writers, so numbers follow commit order and a reader that saw n has
 # seen every change committed before it: no horizon. `feed_seq` sits after the body column (added by ALTER on
@@ -472,9 +492,13 @@ def _note_from_row(row: Sequence[Any]) -> Note:
         supersedes=tuple(json.loads(row[16])),
         superseded_by=tuple(json.loads(row[17])),
         deleted_at=row[18],
-        anchors=() if row[19] == "[]" else tuple(map(rules.anchor_of_json, json.loads(row[19]))),
+        anchors=_anchors_of(row[19]),
         branch=row[20],
     )
+
+
+def _anchors_of(column: str) -> tuple[Anchor, ...]:
+    return () if column == "[]" else tuple(map(rules.anchor_of_json, json.loads(column)))
 
 
 def _workspace_from_row(row: Sequence[Any]) -> Workspace:
@@ -692,6 +716,7 @@ class SqliteStore:
                     connection.execute(f"ALTER TABLE {table} ADD COLUMN anchors TEXT NOT NULL DEFAULT '[]'")
                 if "branch" not in {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}:
                     connection.execute(f"ALTER TABLE {table} ADD COLUMN branch TEXT")  # before 8: the default branch
+            connection.execute(_ANCHORED_INDEX)
             if "default_branch" not in {row[1] for row in connection.execute("PRAGMA table_info(projects)")}:
                 connection.execute("ALTER TABLE projects ADD COLUMN default_branch TEXT NOT NULL DEFAULT 'main'")
                 connection.execute("ALTER TABLE projects ADD COLUMN merged_branches TEXT NOT NULL DEFAULT '[]'")
@@ -1181,6 +1206,24 @@ class SqliteStore:
             return []
         rows = self.connection().execute(_SELECT_CONFLICTED_NOTES, (workspace_id, project_id, limit))
         return [_note_from_row(row) for row in rows]
+
+    def anchored_notes(
+        self, workspace_id: str, project_id: str, paths: Sequence[str], *, statuses: Sequence[NoteStatus], limit: int
+    ) -> list[Note]:
+        """One read of the project's live anchored notes (notes_anchored), matched and ordered in SQL."""
+        if not paths or limit < 1:
+            return []
+        params = {
+            "workspace": workspace_id, "project": project_id, "paths": _json(list(paths)),
+            "statuses": _json(sorted({NoteStatus(s).value for s in statuses})), "limit": limit,
+        }  # fmt: skip
+        return [_note_from_row(row) for row in self.connection().execute(_SELECT_ANCHORED, params)]
+
+    def note_anchors(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, tuple[Anchor, ...]]:
+        if not note_ids:
+            return {}
+        rows = self.connection().execute(_SELECT_ANCHORS, (workspace_id, _json(list(note_ids))))
+        return {row[0]: _anchors_of(row[1]) for row in rows}
 
     def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
         """One transaction: every new note with its revisions, or nothing. The FTS triggers index them as they land."""

@@ -9,7 +9,9 @@ only `{path: fileHash}` pairs) and `judge_note` answers per anchor and per note:
     gone     the file is not in the tree, or its symbol is no longer in it (nor, unchanged, in another file)
 
 A note is as stale as its stalest anchor (gone, then changed, then moved, then fresh): changed and gone notes must
-be re-checked before they are trusted.
+be re-checked before they are trusted. Reads use the end of this module: a client's `files` (notes anchored there
+lead) and `checkFreshness` (`{path: fileHash or null}`) checked, notes matched to files, verdicts from file hashes,
+and the mark a stale note's line carries (`[changed: src/retry.py, re-check]`).
 
 The text hash (`text_hash`) is SHA-256, in hex, of the anchored lines without their line endings (LF or CRLF), joined
 with LF. For a whole file that is `sha256(data.replace(b"\\r\\n", b"\\n").removesuffix(b"\\n"))`: a CRLF checkout
@@ -32,12 +34,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import LineRange
+from notewell.domain.rules import check_anchor_path, quote_short
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from notewell.domain.model import Anchor
+    from notewell.domain.model import Anchor, Note
 
 
 class Freshness(StrEnum):
@@ -299,3 +303,106 @@ def facts_from_file_hash(anchor: Anchor, file_hash: str | None) -> AnchorFacts:
     if file_hash.lower() == anchor.file_hash:
         return AnchorFacts(True, (Place(anchor.path, anchor.lines, anchor.content_hash),), searched=False)
     return AnchorFacts(True, searched=False)
+
+
+# ----- a client's view: the files it works on, and the hashes of its files -----------------------------------------
+# get_context and search_notes take `files` (notes anchored there lead) and get_context `checkFreshness`
+# (`{path: fileHash or null}`): paths follow the anchor path rules, and only paths and hashes travel, never code.
+
+MAX_FILES = 20  # `files` entries a read takes: on DynamoDB each is one bounded Query of anchor pointers
+MAX_HASHED_PATHS = 2_000  # `checkFreshness` entries a read takes: a branch's worth of anchored files
+MARK_PATHS = 2  # paths a stale mark names; more are counted
+MARK_PATH_CHARS = 60  # a longer path is shown by its end: the file name says most
+_FILE_HASH = re.compile(r"[0-9a-f]{64}")
+NAMED_FILE, UNDER_DIRECTORY = 0, 1  # how closely a note's anchors meet `files`: best first
+
+
+def check_files(files: Sequence[str]) -> tuple[str, ...]:
+    """A `files` argument's paths, normalised as anchor paths are ('./src/' is 'src'), each once, in order.
+
+    Raises:
+        InvalidArgumentError: too many paths, or one an anchor could not have (named by its index).
+    """
+    if len(files) > MAX_FILES:
+        raise InvalidArgumentError(
+            f"files has {len(files)} paths; send at most {MAX_FILES}: name a directory (e.g. 'src/') for the files "
+            "under it."
+        )
+    paths: list[str] = []
+    for index, path in enumerate(files):
+        try:
+            paths.append(check_anchor_path(path))
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError(f"files[{index}]: {exc.message}") from None
+    return tuple(dict.fromkeys(paths))
+
+
+def check_file_hashes(hashes: Mapping[str, str | None]) -> dict[str, str | None]:
+    """A `checkFreshness` argument: each path normalised as anchor paths are, each hash in lower case; None (null)
+    says the file is not in the tree.
+
+    Raises:
+        InvalidArgumentError: too many paths, a path an anchor could not have, one named twice, or a value that is
+            neither a fileHash nor null.
+    """
+    if len(hashes) > MAX_HASHED_PATHS:
+        raise InvalidArgumentError(
+            f"checkFreshness has {len(hashes)} paths; send at most {MAX_HASHED_PATHS:,}: the files your notes are "
+            "anchored to (get_context lists them in meta.anchoredPaths)."
+        )
+    checked: dict[str, str | None] = {}
+    for path, value in hashes.items():
+        try:
+            normal = check_anchor_path(path)
+        except InvalidArgumentError as exc:
+            raise InvalidArgumentError(f"checkFreshness: {exc.message}") from None
+        if normal in checked:
+            raise InvalidArgumentError(
+                f"checkFreshness names {quote_short(normal)} twice (as {quote_short(path)} too); send each file once."
+            )
+        if value is not None and not _FILE_HASH.fullmatch(value.strip().lower()):
+            raise InvalidArgumentError(
+                f"checkFreshness[{quote_short(normal)}] is {quote_short(value)}, not a fileHash: send the file's "
+                "SHA-256 in hex (64 digits) as anchors define it, or null when the file is gone."
+            )
+        checked[normal] = None if value is None else value.strip().lower()
+    return checked
+
+
+def file_match(anchors: Iterable[Anchor], files: Sequence[str]) -> int | None:
+    """How closely anchors meet `files` (check_files' paths): NAMED_FILE when one is anchored to a path of `files`,
+    UNDER_DIRECTORY when one is anchored to a file under one of them, None when neither."""
+    best: int | None = None
+    for anchor in anchors:
+        for path in files:
+            if anchor.path == path:
+                return NAMED_FILE
+            if anchor.path.startswith(path + "/"):
+                best = UNDER_DIRECTORY
+    return best
+
+
+def judge_by_file_hashes(anchors: Sequence[Anchor], hashes: Mapping[str, str | None]) -> NoteVerdict | None:
+    """A note's verdict from a client's `{path: fileHash or None}` (check_file_hashes'): its anchors on those paths
+    judged (facts_from_file_hash), the rest left alone; None when none of its paths is there."""
+    return judge_note((anchor, facts_from_file_hash(anchor, hashes[anchor.path])) for anchor in anchors
+                      if anchor.path in hashes)  # fmt: skip
+
+
+def stale_mark(verdict: NoteVerdict | None) -> str | None:
+    """The mark of a note whose code changed or is gone, as a line shows it: `[changed: src/retry.py, re-check]`,
+    naming the paths of the anchors at the note's verdict; None for fresh and moved notes (moved text is unchanged)."""
+    if verdict is None or verdict.freshness not in (Freshness.CHANGED, Freshness.GONE):
+        return None
+    paths = list(dict.fromkeys(v.anchor.path for v in verdict.anchors if v.freshness is verdict.freshness))
+    shown = [p if len(p) <= MARK_PATH_CHARS else "…" + p[-(MARK_PATH_CHARS - 1) :] for p in paths[:MARK_PATHS]]
+    more = f" +{len(paths) - MARK_PATHS}" if len(paths) > MARK_PATHS else ""
+    return f"[{verdict.freshness.value}: {' '.join(shown)}{more}, re-check]"
+
+
+def anchored_first(notes: Iterable[Note], files: Sequence[str]) -> list[Note]:
+    """The notes anchored to `files`, those anchored to a named file first, then the most recently updated; the
+    others left out. Both stores' `anchored_notes` answer in this order."""
+    matched = [(match, note) for note in notes if (match := file_match(note.anchors, files)) is not None]
+    matched.sort(key=lambda pair: (pair[1].updated_at, pair[1].id), reverse=True)
+    return [note for _, note in sorted(matched, key=lambda pair: pair[0])]

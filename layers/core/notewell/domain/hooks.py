@@ -239,6 +239,51 @@ def session_context(context_text: str, *, leading: Sequence[str] = ()) -> str:
     return "\n\n".join(part for part in parts if part)
 
 
+# What session start sends besides the project: the files changed on the branch since the last session (`files`:
+# notes anchored there lead) and the hashes of the files anchored notes name (`checkFreshness`: stale ones marked).
+FILES_SENT = 20  # the server takes this many `files` (domain/freshness.py MAX_FILES); more become their directories
+HASHES_SENT = 2_000  # and this many `checkFreshness` paths (MAX_HASHED_PATHS)
+MAX_PATH_BYTES = 1_024  # an anchor path's limit (rules.MAX_ANCHOR_PATH_BYTES)
+
+
+def file_hash(data: bytes) -> str:
+    """A file's `fileHash` as anchors record it (domain/freshness.py): SHA-256 of its text with CRLF read as LF and
+    without the final line break, so a CRLF checkout hashes as an LF one."""
+    return hashlib.sha256(data.replace(b"\r\n", b"\n").removesuffix(b"\n")).hexdigest()
+
+
+# Absolute or on a drive, a backslash, a control character or lone surrogate, or a '..' part.
+_REFUSED_PATH = re.compile(r"^(?:/|[A-Za-z]:)|\\|[\x00-\x1f\x7f-\x9f\ud800-\udfff]|(?:^|/)\.\.(?:/|$)")
+
+
+def sendable(path: str) -> bool:
+    """Whether the server takes `path` as a repository path (the anchor path rules, rules.check_anchor_path): one
+    odd name git reports must not cost the session its briefing, so such a path is not sent."""
+    named = [part for part in path.split("/") if part not in ("", ".")]
+    return (
+        bool(named) and not _REFUSED_PATH.search(path) and len(path.encode("utf-8", "surrogatepass")) <= MAX_PATH_BYTES
+    )
+
+
+def files_in_view(paths: Sequence[str], cap: int = FILES_SENT) -> tuple[str, ...]:
+    """`paths` as `files` sends them: each once, in order; when more than `cap`, the deepest become their directories
+    (`src/a/x.py` and `src/a/y.py` become `src/a`), level by level, so every changed file stays covered; past that
+    (more than `cap` top-level names), the first `cap`."""
+    shown = list(dict.fromkeys(paths))
+    while len(shown) > cap:
+        depth = max(path.count("/") for path in shown)
+        if depth == 0:
+            return tuple(shown[:cap])
+        shown = list(dict.fromkeys(path.rsplit("/", 1)[0] if path.count("/") == depth else path for path in shown))
+    return tuple(shown)
+
+
+def relevant_line(files: int) -> str:
+    """What the briefing says about the notes that lead it: anchored to the files changed since the last session."""
+    noun = "file" if files == 1 else "files"
+    return f"Relevant below: notes anchored to the {files} {noun} changed on this branch since the last session."
+
+
 def context_output(client: HookClient, text: str) -> str:
     """The session-start hook's standard output: Cursor reads `additional_context`; Claude Code and Codex read
     `hookSpecificOutput.additionalContext` (both also take plain text, but JSON says it is context, not a message)."""

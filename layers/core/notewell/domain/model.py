@@ -31,7 +31,8 @@ class NoteStatus(StrEnum):
 
 
 # The layout of a store's lean context index that new projects start in (Project.context_index).
-CONTEXT_INDEX_LAYOUT = 2
+CONTEXT_INDEX_LAYOUT = 3
+ATTENTION_LAYOUT = 2  # the first layout with the notes needing attention apart
 
 
 class Plan(StrEnum):
@@ -62,8 +63,9 @@ class Project:
     default_max_tokens: int | None = None
     # Which layout of the store's lean context index holds every note of the project (DynamoDB: projects made
     # before a layout existed hold notes without its keys until `notewell reindex --stack` upgrades them; other
-    # stores: always the current one). 0: none; 1: by section; 2 (CONTEXT_INDEX_LAYOUT): by section, with the notes
-    # needing attention apart.
+    # stores: always the current one). 0: none; 1: by section; 2 (ATTENTION_LAYOUT): by section, with the notes
+    # needing attention apart; 3 (CONTEXT_INDEX_LAYOUT): and every anchored note findable by its paths (DynamoDB's
+    # anchor pointers, which notes anchored before them gain when reindexed).
     context_index: int = CONTEXT_INDEX_LAYOUT
     # The project's branch record (domain/branches.py): notes written on a merged branch count as the default
     # branch's, so a merge is one write here, never a rewrite of the branch's notes.

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.admission.vocabulary import vocabulary
+from notewell.domain.freshness import stale_mark
 from notewell.domain.lines import said_once
 from notewell.domain.model import Note, NoteStatus, NoteType
 from notewell.domain.rules import (
@@ -31,6 +32,8 @@ from notewell.domain.stemming import stem
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from datetime import datetime
+
+    from notewell.domain.freshness import NoteVerdict
 
 
 class Detail(StrEnum):
@@ -237,7 +240,9 @@ def cost(value: object) -> int:
     return estimate_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) + 1
 
 
-def full_entry(note: Note, excerpt_chars: int, focus: frozenset[str] = frozenset()) -> dict[str, object]:
+def full_entry(
+    note: Note, excerpt_chars: int, focus: frozenset[str] = frozenset(), verdict: NoteVerdict | None = None
+) -> dict[str, object]:
     entry: dict[str, object] = {
         "id": note.id, "title": note.title, "type": note.type.value, "status": note.status.value,
         "updatedAt": note.updated_at, "excerpt": note_excerpt(note, excerpt_chars, focus), "bodySize": note.body_size,
@@ -246,6 +251,13 @@ def full_entry(note: Note, excerpt_chars: int, focus: frozenset[str] = frozenset
         entry["importance"] = note.importance
     if note.canonical:
         entry["canonical"] = True
+    return _with_freshness(entry, verdict)
+
+
+def _with_freshness(entry: dict[str, object], verdict: NoteVerdict | None) -> dict[str, object]:
+    """An entry with its note's freshness, when the caller's file hashes judged it."""
+    if verdict is not None:
+        entry["freshness"] = verdict.freshness.value
     return entry
 
 
@@ -306,9 +318,9 @@ def lean_view(note: Note) -> Note:
     return replace(note, body=lean_text(note.body), full_size=len(note.body))
 
 
-def pointer_entry(note: Note) -> dict[str, object]:
-    """The one-line form of an entry that did not fit: enough to fetch it deliberately."""
-    return {"id": note.id, "title": excerpt(note.title, POINTER_TITLE_CHARS)}
+def pointer_entry(note: Note, verdict: NoteVerdict | None = None) -> dict[str, object]:
+    """The one-line form of an entry that did not fit: enough to fetch it deliberately (and whether to trust it)."""
+    return _with_freshness({"id": note.id, "title": excerpt(note.title, POINTER_TITLE_CHARS)}, verdict)
 
 
 def resolve_budget(max_tokens: int | None, project_default: int | None, detail: Detail) -> int:
@@ -326,9 +338,12 @@ MIXED_SECTIONS = (Section.RELEVANT, Section.RECENT_CHANGES)  # sections whose en
 # ----- the text a model reads ----------------------------------------------------------------------------------
 
 
-def entry_line(note: Note, section: Section, excerpt_chars: int, focus: frozenset[str] = frozenset()) -> str:
-    """`- id [flags] title: excerpt`, saying each thing once: no excerpt that repeats the title, no status
-    unless it is not current, the type only where a section mixes types, the date only for recent changes."""
+def entry_line(
+    note: Note, section: Section, excerpt_chars: int, focus: frozenset[str] = frozenset(), mark: str | None = None
+) -> str:
+    """`- id [mark] [flags] title: excerpt`, saying each thing once: no excerpt that repeats the title, no status
+    unless it is not current, the type only where a section mixes types, the date only for recent changes. `mark`:
+    freshness.stale_mark, first after the id, so a note whose code changed is never read as settled."""
     flags: list[str] = []
     if section in MIXED_SECTIONS:
         flags.append(note.type.value)
@@ -342,17 +357,21 @@ def entry_line(note: Note, section: Section, excerpt_chars: int, focus: frozense
     marks = f" [{', '.join(flags)}]" if flags else ""
     shown = note_excerpt(note, excerpt_chars, focus)
     text = said_once(note.title, shown)
-    return f"- {note.id}{date}{marks} {text}"
+    return f"- {note.id}{date}{_stale(mark)}{marks} {text}"
 
 
-def pointer_line(note: Note) -> str:
-    return f"- {note.id} {excerpt(note.title, POINTER_TITLE_CHARS)}"
+def _stale(mark: str | None) -> str:
+    return f" {mark}" if mark else ""
 
 
-def conflict_line(entry: ConflictEntry, *, full: bool) -> str:
+def pointer_line(note: Note, mark: str | None = None) -> str:
+    return f"- {note.id}{_stale(mark)} {excerpt(note.title, POINTER_TITLE_CHARS)}"
+
+
+def conflict_line(entry: ConflictEntry, *, full: bool, mark: str | None = None) -> str:
     if not full:
-        return f"- {entry.note.id} [{entry.kind}]"
-    return f"- {entry.note.id} [{entry.kind}] {entry.note.title}: {entry.message}"
+        return f"- {entry.note.id}{_stale(mark)} [{entry.kind}]"
+    return f"- {entry.note.id}{_stale(mark)} [{entry.kind}] {entry.note.title}: {entry.message}"
 
 
 SECTION_HEADINGS = {
@@ -393,6 +412,7 @@ class _Slot:
     form: str = "counted"  # full | pointer | listed | counted
     line: str = ""
     id_cost: int = 0  # what listing its id under "Omitted" costs
+    mark: str | None = None  # freshness.stale_mark of its note, when its code changed or went
 
     def __post_init__(self) -> None:
         self.id_cost = line_cost(" " + self.note.id)
@@ -428,14 +448,20 @@ def _render(
 
 
 def priority(
-    sections: list[tuple[Section, list[Candidate]]], *, has_query: bool, shown_apart: set[str] | None = None
+    sections: list[tuple[Section, list[Candidate]]],
+    *,
+    has_query: bool,
+    shown_apart: set[str] | None = None,
+    relevant_first: bool = False,
 ) -> list[tuple[Section, Candidate]]:
-    """The order candidates are paid for (display order stays fixed). With a query, its matches first: they are
-    what the agent asked about now. Then every section's best, so no section is left out; then standing knowledge
-    (STANDING_TYPES), then the rest, each in rounds (every section's next best, then the next), so a section's long
-    tail degrades before another section gets less."""
+    """The order candidates are paid for (display order stays fixed). With a query (or `relevant_first`: notes
+    anchored to the files in hand lead the relevant section), relevant notes first: they are what the agent works on
+    now. Then every section's best, so no section is left out; then standing knowledge (STANDING_TYPES), then the
+    rest, each in rounds (every section's next best, then the next), so a section's long tail degrades before
+    another section gets less."""
     names = [section for section, _ in sections]
-    if has_query and Section.RELEVANT in names:
+    leads = has_query or relevant_first
+    if leads and Section.RELEVANT in names:
         names.remove(Section.RELEVANT)
         names.insert(0, Section.RELEVANT)
     by_section = dict(sections)
@@ -446,7 +472,7 @@ def priority(
         seen.update(c.note.id for c in ranked[section])
 
     order: list[tuple[Section, Candidate]] = []
-    if has_query and Section.RELEVANT in ranked:  # what was asked about comes before anything else
+    if leads and Section.RELEVANT in ranked:  # what the agent works on comes before anything else
         order += [(Section.RELEVANT, c) for c in ranked.pop(Section.RELEVANT)]
         names.remove(Section.RELEVANT)
     order += [(s, ranked[s].pop(0)) for s in names if ranked[s]]  # every section shows its best
@@ -477,9 +503,13 @@ def pack(
     notice: str | None = None,
     beyond: Sequence[Section] = (),
     focus: frozenset[str] = frozenset(),
+    verdicts: Mapping[str, NoteVerdict] | None = None,
+    relevant_first: bool = False,
 ) -> PackedContext:
     """Fill the answer within `budget` (see _pack_at). With a query, at the level's excerpt length; without one, at
-    the longest of BREADTH_STEPS that shows the most standing notes with their text."""
+    the longest of BREADTH_STEPS that shows the most standing notes with their text. `verdicts`: the freshness of
+    judged notes by id (stale ones are marked); `relevant_first`: the relevant section leads even without a query
+    (see priority)."""
     level = DETAIL_LEVELS[detail].excerpt_chars
     steps = (
         [level] if has_query else sorted({max(MIN_EXCERPT_CHARS, int(level * f)) for f in BREADTH_STEPS}, reverse=True)
@@ -489,7 +519,7 @@ def pack(
         packed = _pack_at(
             excerpt_chars, budget=budget, detail=detail, summary=summary, instructions=instructions,
             conflicts=conflicts, sections=sections, has_query=has_query, project=project, notice=notice,
-            beyond=beyond, focus=focus,
+            beyond=beyond, focus=focus, verdicts=verdicts or {}, relevant_first=relevant_first,
         )  # fmt: skip
         standing = sum(
             1 for _, entries in packed.sections for e in entries if "excerpt" in e and e["type"] in _STANDING_VALUES
@@ -519,6 +549,8 @@ def _pack_at(
     notice: str | None = None,
     beyond: Sequence[Section] = (),
     focus: frozenset[str] = frozenset(),
+    verdicts: Mapping[str, NoteVerdict],
+    relevant_first: bool = False,
 ) -> PackedContext:
     """Fill the answer within `budget`, charged on its rendered text (`PackedContext.text`), excerpts of
     `excerpt_chars`.
@@ -530,6 +562,7 @@ def _pack_at(
     how many. Every candidate is accounted for: shown, listed or counted.
     """
     packed = PackedContext(budget=budget, detail=detail, header={})
+    marks = {note_id: mark for note_id, verdict in verdicts.items() if (mark := stale_mark(verdict))}
     limit = int(budget * (1 - TOKENIZER_MARGIN))
     # The fixed parts: the title line, the notice, the headings and the "N more" line that may be needed.
     remaining = limit - line_cost(f"# {project}: {detail.value} context") - line_cost(OMITTED_HEADING)
@@ -547,14 +580,15 @@ def _pack_at(
         remaining -= line_cost(CONFLICTS_HEADING)
     for conflict in conflicts:
         for full in (True, False):
-            line = conflict_line(conflict, full=full)
+            line = conflict_line(conflict, full=full, mark=marks.get(conflict.note.id))
             if line_cost(line) <= remaining:
                 conflict_lines.append(line)
                 remaining -= line_cost(line)
-                packed.conflicts.append(
+                packed.conflicts.append(_with_freshness(
                     {"id": conflict.note.id, "title": conflict.note.title, "kind": conflict.kind,
-                     "message": conflict.message} if full else {"id": conflict.note.id, "kind": conflict.kind}
-                )  # fmt: skip
+                     "message": conflict.message} if full else {"id": conflict.note.id, "kind": conflict.kind},
+                    verdicts.get(conflict.note.id),
+                ))  # fmt: skip
                 packed.selected += 1
                 break
         else:  # listed with the omitted ahead of every section's notes
@@ -577,8 +611,10 @@ def _pack_at(
             remaining -= line_cost(f"{key.capitalize()}: {value}")
 
     slots = [
-        _Slot(section, c.note, section.value)
-        for section, c in priority(sections, has_query=has_query, shown_apart={c.note.id for c in conflicts})
+        _Slot(section, c.note, section.value, mark=marks.get(c.note.id))
+        for section, c in priority(
+            sections, has_query=has_query, shown_apart={c.note.id for c in conflicts}, relevant_first=relevant_first
+        )
     ]
     listing = {section: line_cost(f"{section.value}:") for section in SECTION_ORDER}
     heading_cost = {section: line_cost(SECTION_HEADINGS[section]) for section in SECTION_ORDER}
@@ -597,10 +633,10 @@ def _pack_at(
         heading = 0 if slot.section in headed else heading_cost[slot.section]
         if free > heading + slot.id_cost:  # else not even a pointer fits: skip building lines
             chars = reading_chars(slot.note, slot.section, excerpt_chars, has_query=has_query)
-            form, line = "full", entry_line(slot.note, slot.section, chars, focus)
+            form, line = "full", entry_line(slot.note, slot.section, chars, focus, slot.mark)
             cost = line_cost(line)
             if cost + heading > free:
-                form, line = "pointer", pointer_line(slot.note)
+                form, line = "pointer", pointer_line(slot.note, slot.mark)
                 cost = line_cost(line)
             if cost + heading <= free:
                 slot.form, slot.line = form, line
@@ -627,15 +663,16 @@ def _pack_at(
             break
         last = placed[-1]
         last.form = {"full": "pointer", "pointer": "listed", "listed": "counted"}[last.form]
-        last.line = pointer_line(last.note) if last.form == "pointer" else last.line
+        last.line = pointer_line(last.note, last.mark) if last.form == "pointer" else last.line
 
     entries_by_section: dict[Section, list[dict[str, object]]] = {}
     for slot in slots:
         if slot.form == "full":
             chars = reading_chars(slot.note, slot.section, excerpt_chars, has_query=has_query)
-            entries_by_section.setdefault(slot.section, []).append(full_entry(slot.note, chars, focus))
+            entry = full_entry(slot.note, chars, focus, verdicts.get(slot.note.id))
+            entries_by_section.setdefault(slot.section, []).append(entry)
         elif slot.form == "pointer":
-            entries_by_section.setdefault(slot.section, []).append(pointer_entry(slot.note))
+            entries_by_section.setdefault(slot.section, []).append(pointer_entry(slot.note, verdicts.get(slot.note.id)))
     packed.selected += sum(1 for slot in slots if slot.form in ("full", "pointer"))
     packed.sections = [(s, entries_by_section[s]) for s in SECTION_ORDER if entries_by_section.get(s)]
     for slot in everything:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from notewell.domain.hooks import (
     CLIENTS,
+    HASHES_SENT,
     HookAction,
     HookClient,
     HookConfigError,
@@ -46,12 +47,16 @@ from notewell.domain.hooks import (
     checkpoint_request,
     config_diff,
     context_output,
+    file_hash,
+    files_in_view,
     files_touched,
     hook_commands,
     hook_files,
     read_session,
+    relevant_line,
     render_config,
     request_digest,
+    sendable,
     session_context,
     with_hooks,
     without_hooks,
@@ -70,11 +75,18 @@ PROTOCOL = "2026-07-28"
 KEY_VARIABLE = "NOTEWELL_API_KEY"
 MAX_TRANSCRIPT_BYTES = 32 * 1024 * 1024  # a longer transcript is read from its end
 STATE_DAYS = 30  # a session's checkpoint state is kept this long
+MAX_HASH_BYTES = 8 * 1024 * 1024  # a larger file is not hashed, so notes anchored to it are not judged
+HASH_RESERVE_S = 0.8  # hashing stops with this much of the deadline left: get_context must still be answered
+SECOND_CALL_S = 0.6  # a second get_context (judging anchored files the first did not hash) only with this much left
 LOG_BYTES = 1024 * 1024  # the log is rotated once past this size
 
 
 class HookError(Exception):
     """Why a hook did nothing: written to the log, never shown to the client."""
+
+
+class ToolRefusedError(HookError):
+    """The server answered, with an error result: the call as made will not do (e.g. an argument it does not know)."""
 
 
 # ----- where things are ------------------------------------------------------------------------------------------
@@ -339,7 +351,7 @@ def call_tool(url: str, token: str, name: str, arguments: Mapping[str, object], 
     if not isinstance(result, dict):
         raise HookError(f"{name}: {_rpc_error(json.dumps(message).encode())}")
     if result.get("isError"):
-        raise HookError(f"{name}: {_text_of(result)}")
+        raise ToolRefusedError(f"{name}: {_text_of(result)}")
     return result
 
 
@@ -393,7 +405,9 @@ def _client_token(args: argparse.Namespace, directory: Path, environ: Mapping[st
 def context_answer(
     args: argparse.Namespace, payload: Mapping[str, object], environ: Mapping[str, str], timeout: Callable[[], float]
 ) -> str:
-    """The session-start hook's output: the project's get_context, in the client's JSON.
+    """The session-start hook's output: the project's get_context, in the client's JSON. In a git repository it
+    sends the files changed on this branch since the last session (their anchored notes lead) and the hashes of the
+    files anchored notes name (stale ones are marked): see code_view.
 
     Raises:
         HookError: no key, or the call failed.
@@ -405,23 +419,161 @@ def context_answer(
     if args.max_tokens is not None:
         arguments["maxTokens"] = args.max_tokens
     branch = current_branch(directory)
-    if branch is not None:
+    default = default_branch(directory, min(GIT_TIMEOUT_S, timeout())) if git_dirs(directory) else None
+    if branch is not None and default is not None:
         arguments["branch"] = branch
-        sync_branches(args.url, token, project, directory, timeout)
-    result = call_tool(args.url, token, "get_context", arguments, timeout())
+        sync_branches(args.url, token, project, directory, default, timeout)
+    client = HookClient(args.client)
+    view = (
+        code_view(client, environ, project, repository_root(directory), branch, default, timeout) if default else None
+    )
+    try:
+        result = call_tool(args.url, token, "get_context", {**arguments, **(view.arguments() if view else {})},
+                           timeout())  # fmt: skip
+    except ToolRefusedError as refused:
+        if view is None:
+            raise
+        # A server older than `files` and `checkFreshness` refuses them: the briefing matters more.
+        log_failure(environ, "get_context", f"{refused}; asked again without files and checkFreshness")
+        view, result = None, call_tool(args.url, token, "get_context", arguments, timeout())
+    leading: list[str] = []
+    if view is not None:
+
+        def again(more: Mapping[str, object]) -> dict[str, object]:
+            return call_tool(args.url, token, "get_context", {**arguments, **more}, timeout())
+
+        result = view.judge_the_rest(result, again, timeout)
+        view.save(result)
+        sections = _get(result.get("structuredContent"), "sections")
+        if view.files and isinstance(sections, list) and any(_get(s, "name") == "relevant" for s in sections):
+            leading.append(relevant_line(len(view.changed)))
     # The agent's own writes carry the branch only if it knows it: the briefing tells it.
-    leading = [f"Git branch: {branch}; pass branch: {branch!r} when you remember or checkpoint."] if branch else []
-    return context_output(HookClient(args.client), session_context(_text_of(result), leading=leading))
+    if branch:
+        leading.append(f"Git branch: {branch}; pass branch: {branch!r} when you remember or checkpoint.")
+    return context_output(client, session_context(_text_of(result), leading=leading))
 
 
-def sync_branches(url: str, token: str, project: str, directory: Path, timeout: Callable[[], float]) -> None:
+def sync_branches(
+    url: str, token: str, project: str, directory: Path, default: str, timeout: Callable[[], float]
+) -> None:
     """Record the branches git says are merged, so their notes show on the default branch from this session on.
     A refused sync (a read-only key) is let go: the briefing matters more than the sync."""
-    default = default_branch(directory, min(GIT_TIMEOUT_S, timeout()))
     merged = merged_branches(directory, default, min(GIT_TIMEOUT_S, timeout()))
     if merged:
         with contextlib.suppress(HookError):
             call_tool(url, token, "update_project", {"project": project, "mergedBranches": merged}, timeout())
+
+
+class CodeView:
+    """What a session start tells get_context about the code in hand, and what it keeps for the next one (a file per
+    project and working tree: the HEAD each branch's last session started at, the paths its notes are anchored to).
+
+    `changed`: files changed on the branch since its last session (the first: since it left the default branch),
+    committed or in the work tree, deleted ones too; sent as `files` (files_in_view). `hashes`: the fileHash of
+    each of those and of the anchored paths kept, None for a file not in the tree; sent as `checkFreshness`."""
+
+    def __init__(self, state_path: Path, state: dict[str, object], root: Path, branch: str | None, head: str) -> None:
+        self.state_path, self.state, self.root, self.branch, self.head = state_path, state, root, branch, head
+        self.changed: list[str] = []
+        self.hashes: dict[str, str | None] = {}
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return files_in_view(self.changed)
+
+    def arguments(self) -> dict[str, object]:
+        """An empty checkFreshness still asks for meta.anchoredPaths: what to hash the next time."""
+        view: dict[str, object] = {"checkFreshness": dict(self.hashes)}
+        if self.files:
+            view["files"] = list(self.files)
+        return view
+
+    def hash(self, paths: Sequence[str], timeout: Callable[[], float]) -> list[str]:
+        """Hash each path not hashed yet (None: not in the tree; a directory, an unreadable or very large file, or a
+        name the server would refuse, skipped), until HASHES_SENT or the time for it runs out; returns those added."""
+        added: list[str] = []
+        for path in paths:
+            if len(self.hashes) >= HASHES_SENT or timeout() < HASH_RESERVE_S:
+                break
+            if path in self.hashes or not sendable(path):
+                continue
+            file = self.root / path
+            try:
+                if file.is_file():
+                    if file.stat().st_size > MAX_HASH_BYTES:
+                        continue
+                    self.hashes[path] = file_hash(file.read_bytes())
+                elif not file.exists():
+                    self.hashes[path] = None
+                else:
+                    continue
+            except OSError:
+                continue
+            added.append(path)
+        return added
+
+    def judge_the_rest(
+        self,
+        result: dict[str, object],
+        again: Callable[[Mapping[str, object]], dict[str, object]],
+        timeout: Callable[[], float],
+    ) -> dict[str, object]:
+        """The answer, asked again once when it shows notes anchored to files this view had no hash of (a first
+        session, or notes anchored since the last): the session opens with every stale note it shows marked."""
+        listed = _get(result.get("structuredContent"), "meta", "anchoredPaths")
+        paths = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
+        if not self.hash(paths, timeout) or timeout() < SECOND_CALL_S:
+            return result
+        try:
+            return again(self.arguments())
+        except HookError:
+            return result  # the first answer stands: its stale notes are just not marked
+
+    def save(self, result: Mapping[str, object]) -> None:
+        listed = _get(result.get("structuredContent"), "meta", "anchoredPaths")
+        heads = self.state.get("heads")
+        heads = dict(heads) if isinstance(heads, dict) else {}
+        if self.branch is not None and self.head:
+            heads[self.branch] = self.head
+        anchored = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else self.state.get("anchored")
+        with contextlib.suppress(OSError):
+            _save_state(self.state_path, {"heads": heads, "anchored": anchored or []})
+
+
+def code_view(
+    client: HookClient, environ: Mapping[str, str], project: str, root: Path, branch: str | None, default: str,
+    timeout: Callable[[], float],
+) -> CodeView:  # fmt: skip
+    """This session's CodeView: what changed since the last session on this branch, hashed with the anchored paths
+    the last session's answer named."""
+    name = hashlib.sha256(f"{project}\n{root}".encode()).hexdigest()[:32]
+    state_path = hooks_home(environ) / "repos" / f"{name}.json"
+    loaded = _read_json(state_path)
+    state = loaded if isinstance(loaded, dict) else {}
+    head = _git(root, ["rev-parse", "--verify", "-q", "HEAD"], min(GIT_TIMEOUT_S, timeout())).strip()
+    view = CodeView(state_path, state, root, branch, head)
+    heads = state.get("heads")
+    since = heads.get(branch) if isinstance(heads, dict) and branch is not None else None
+    committed = _committed_since(root, since, timeout) if isinstance(since, str) and head else None
+    if committed is None and head and branch not in (None, default):  # a first session here: the branch's own work
+        base = _git(root, ["merge-base", default, "HEAD"], min(GIT_TIMEOUT_S, timeout())).strip()
+        committed = _committed_since(root, base, timeout) if base else None
+    status = _git(root, ["status", "--porcelain=v1", "-z", "--no-renames"], min(GIT_TIMEOUT_S, timeout()))
+    touched = files_touched(status, "\n".join(committed or ()), ignored=hook_files(client))
+    view.changed = [path for path in touched if sendable(path)]
+    anchored = state.get("anchored")
+    view.hash([*view.changed, *(p for p in anchored if isinstance(p, str))] if isinstance(anchored, list)
+              else view.changed, timeout)  # fmt: skip
+    return view
+
+
+def _committed_since(root: Path, base: str, timeout: Callable[[], float]) -> list[str] | None:
+    """Files changed by the commits from `base` to HEAD (a rename as its two paths); None when git cannot tell (a
+    commit no longer there, after a rebase)."""
+    done = _git_run(root, ["diff", "--name-only", "--no-renames", "-z", base, "HEAD"], min(GIT_TIMEOUT_S, timeout()))
+    if done is None or done.returncode != 0:
+        return None
+    return [path for path in done.stdout.decode("utf-8", errors="replace").split("\0") if path]
 
 
 def _transcript_lines(path: object) -> list[str]:

@@ -24,6 +24,7 @@ from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, ToolAnnotatio
 from mcp.types import Tool as ListedTool
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema
 
+from notewell.domain.branches import hidden_line
 from notewell.domain.errors import InvalidArgumentError, NotewellError, UnauthenticatedError
 from notewell.domain.model import Anchor, Link, NoteStatus, NoteType, Principal, SearchFilters
 from notewell.domain.packing import Detail
@@ -94,7 +95,7 @@ FirstProjectArg = Annotated[str, Field(description="Project slug, e.g. 'billing-
 NoteIdArg = Annotated[str, Field(description="Note id.")]
 ExpectedVersionArg = Annotated[
     int | None,
-    Field(description="Version you read: 409 if it moved on.", ge=1),
+    Field(description="Version you read (409 if changed).", ge=1),
 ]
 _TYPE_HELP = "Kind of memory; 'note' if none fits."
 _STATUS_HELP = "'superseded' comes only from supersedes."
@@ -126,6 +127,8 @@ AnchorsArg = Annotated[
 # Filled by the hooks and the CLI from git; agents without them leave it out and see every note (domain/branches.py).
 BranchArg = Annotated[str | None, Field(description="Git branch.")]
 AllBranchesArg = Annotated[bool, Field(description="Also unmerged branches.")]
+# Paths from the repository's top; freshness.check_files checks them (at most MAX_FILES), so no maxItems to list.
+FilesArg = Annotated[list[str] | None, Field(description="Files or dirs you work on: their notes first.")]
 
 
 def caller() -> Principal:
@@ -340,9 +343,7 @@ def build_server(services: Services) -> MCPServer:
     @tool("get_context", READ_ONLY)
     def get_context(
         project: FirstProjectArg,
-        query: Annotated[
-            str | None, Field(description="What you are about to work on; pulls in the most relevant notes.")
-        ] = None,
+        query: Annotated[str | None, Field(description="What you are about to work on.")] = None,
         detail: Annotated[
             Literal["lean", "balanced", "deep"],
             Field(description="deep: longer excerpts, bigger budget."),
@@ -351,17 +352,24 @@ def build_server(services: Services) -> MCPServer:
             int | None,
             Field(description="Token budget; overrides the project default.", ge=200, le=32000),
         ] = None,
-        includeHistorical: Annotated[bool, Field(description="Also show superseded and historical notes.")] = False,
+        includeHistorical: Annotated[bool, Field(description="Also superseded and historical notes.")] = False,
         branch: BranchArg = None,
         allBranches: AllBranchesArg = False,
+        files: FilesArg = None,
+        # An object without a schema of its own: the hooks fill it, and freshness.check_file_hashes checks it.
+        checkFreshness: Annotated[
+            Annotated[dict[str, str | None], WithJsonSchema({"type": "object"})] | None,
+            Field(description="{path: fileHash|null}: marks stale notes."),
+        ] = None,
     ) -> ContextOut:
         """START HERE for project work: the project's current state within a token budget (conflicts first,
-        constraints, decisions, failed approaches, status, notes matching query, open items, recent changes).
+        constraints, decisions, failed approaches, status, notes on query or files, open items, recent changes).
         Fetch whole notes and omitted ids with get_notes."""
         return ContextOut.of(
             services.context.get_context(
                 caller(), project, query=query, detail=Detail(detail), max_tokens=maxTokens,
-                include_historical=includeHistorical, branch=branch, all_branches=allBranches,
+                include_historical=includeHistorical, branch=branch, all_branches=allBranches, files=files or (),
+                check_freshness=checkFreshness,
             )
         )  # fmt: skip
 
@@ -370,10 +378,10 @@ def build_server(services: Services) -> MCPServer:
         project: ProjectArg,
         since: Annotated[
             str | None,
-            Field(description="ISO-8601, e.g. '2026-03-01T12:00:00Z'."),
+            Field(description="ISO-8601 time."),
         ] = None,
-        cursor: Annotated[str | None, Field(description="cursor of your last call, unchanged.")] = None,
-        types: Annotated[list[NoteType] | None, Field(description="Only these note types (fixed per cursor).")] = None,
+        cursor: Annotated[str | None, Field(description="Your last call's cursor, unchanged.")] = None,
+        types: Annotated[list[NoteType] | None, Field(description="Only these types (fixed per cursor).")] = None,
         statuses: Annotated[
             list[NoteStatus] | None, Field(description="Only these statuses (fixed per cursor).")
         ] = None,
@@ -413,10 +421,9 @@ def build_server(services: Services) -> MCPServer:
         anchors: AnchorsArg = None,
         branch: BranchArg = None,
     ) -> RememberResult:
-        """Save what the next agent must know (decision, constraint, fact, failed approach...) with its type. status:
-        created; updated (restated a note in place); duplicate (nothing written); conflict (nothing written:
-        evidence says what changed; send the resolve call). With reviewRequired, read related and neighbours: if
-        the new note replaces one, send the resolve call."""
+        """Save what the next agent must know, with its type. status: created; updated (restated a note in place);
+        duplicate or conflict (nothing written; a conflict's evidence says what changed: send its resolve call). With
+        reviewRequired, read related and neighbours, and send the resolve call if the new note replaces one."""
         outcome = services.memory.remember(
             caller(),
             RememberRequest(
@@ -434,16 +441,14 @@ def build_server(services: Services) -> MCPServer:
         decisions: Annotated[list[str] | None, Field(description="Decisions made, one claim each.")] = None,
         openItems: Annotated[list[str] | None, Field(description="Unfinished work, one item each.")] = None,
         nextActions: Annotated[list[str] | None, Field(description="What the next agent should do first.")] = None,
-        failedApproaches: Annotated[
-            list[str] | None, Field(description="What was tried and did not work, and why.")
-        ] = None,
+        failedApproaches: Annotated[list[str] | None, Field(description="What was tried and failed, and why.")] = None,
         idempotencyKey: Annotated[
             str | None, Field(description="Unique string; a retry writes nothing twice.", max_length=200)
         ] = None,
         branch: BranchArg = None,
     ) -> CheckpointResult:
-        """END A WORK SESSION with this: stores a handoff (summary, next actions) and files each decision, open item and
-        failed approach as remember does. Send the resolve calls of any conflict."""
+        """END A WORK SESSION with this: stores a handoff and files each decision, open item and failed approach as
+        remember does. Send the resolve calls of any conflict."""
         outcome = services.memory.checkpoint(
             caller(), project, summary=summary, decisions=decisions or (), open_items=openItems or (),
             next_actions=nextActions or (), failed_approaches=failedApproaches or (), idempotency_key=idempotencyKey,
@@ -456,14 +461,14 @@ def build_server(services: Services) -> MCPServer:
     @tool("create_note", CREATE)
     def create_note(
         project: ProjectArg,
-        title: Annotated[str, Field(description="Short, specific title (under 200 characters).")],
+        title: Annotated[str, Field(description="Short and specific (under 200 characters).")],
         body: Annotated[str, Field(description="Markdown body: the why, not just the what.")],
         type: TypeArg = NoteType.NOTE,
         status: StatusArg = NoteStatus.CURRENT,
         tags: TagsArg = None,
         links: LinksArg = None,
         importance: Annotated[int, Field(description="1 (minor) to 5 (critical).", ge=1, le=5)] = 3,
-        canonical: Annotated[bool, Field(description="True for the authoritative note on its topic.")] = False,
+        canonical: Annotated[bool, Field(description="The authoritative note on its topic.")] = False,
         supersedes: Annotated[list[str] | None, Field(description="Ids of notes this replaces.")] = None,
         idempotencyKey: Annotated[
             str | None,
@@ -472,8 +477,8 @@ def build_server(services: Services) -> MCPServer:
         anchors: AnchorsArg = None,
         branch: BranchArg = None,
     ) -> NoteCreated:
-        """Store a note with an explicit title and body (for free-form memories prefer remember). With reviewRequired,
-        supersede or dispute a neighbour that disagrees."""
+        """Store a note with an explicit title and body (prefer remember for free-form memories). With reviewRequired,
+        supersede or dispute a disagreeing neighbour."""
         principal = caller()
         created = notes.create(
             principal,
@@ -500,9 +505,9 @@ def build_server(services: Services) -> MCPServer:
 
     @tool("get_notes", READ_ONLY)
     def get_notes(
-        ids: Annotated[list[str], Field(description="Up to 50 note ids.", min_length=1, max_length=50)],
+        ids: Annotated[list[str], Field(description="Note ids.", min_length=1, max_length=50)],
     ) -> NotesBatch:
-        """Fetch up to 50 notes with full bodies in one call; unknown ids come back under missing."""
+        """Fetch up to 50 notes with full bodies; unknown ids come back under missing."""
         batch = notes.get_many(caller(), ids)
         return NotesBatch(notes=[NoteFull.of_view(v) for v in batch.found], missing=batch.missing)
 
@@ -511,7 +516,7 @@ def build_server(services: Services) -> MCPServer:
         id: NoteIdArg,
         expectedVersion: ExpectedVersionArg = None,
         title: str | None = None,
-        body: Annotated[str | None, Field(description="New body, replacing the old one entirely.")] = None,
+        body: Annotated[str | None, Field(description="Replaces the whole body.")] = None,
         type: OptionalTypeArg = None,
         status: OptionalStatusArg = None,
         tags: TagsArg = None,
@@ -524,8 +529,8 @@ def build_server(services: Services) -> MCPServer:
         ] = None,
         anchors: AnchorsArg = None,
     ) -> NoteWritten:
-        """Change fields of a note; omitted fields stay. Pass expectedVersion (the version you read) so you never
-        overwrite another edit. For small body edits use patch_note."""
+        """Change fields of a note; omitted fields stay. Pass expectedVersion so you never overwrite another edit; for
+        small body edits use patch_note."""
         changes = NoteChanges(
             title=title,
             body=body,
@@ -545,27 +550,26 @@ def build_server(services: Services) -> MCPServer:
         id: NoteIdArg,
         mode: Annotated[
             Literal["append", "prepend", "replace"],
-            Field(description="append or prepend text, or replace the first exact occurrence of find."),
+            Field(description="replace: the first exact occurrence of find."),
         ],
-        text: Annotated[str, Field(description="Text to add, or the replacement for find.")],
-        find: Annotated[str | None, Field(description="For replace: the exact text (first occurrence).")] = None,
+        text: Annotated[str, Field(description="Text to add, or find's replacement.")],
+        find: Annotated[str | None, Field(description="For replace: the exact text.")] = None,
         expectedVersion: ExpectedVersionArg = None,
     ) -> NoteWritten:
-        """Edit a note's body without resending it: append, prepend, or replace the exact text find. If find does not
-        occur, nothing is written (422): re-read the note."""
+        """Edit a note's body without resending it: append, prepend, or replace the exact text find (absent: 422,
+        nothing written; re-read the note)."""
         return NoteWritten.of_view(
             notes.patch(caller(), id, mode=PatchMode(mode), text=text, find=find, expected_version=expectedVersion)
         )
 
     @tool("delete_note", IDEMPOTENT_EDIT)
     def delete_note(id: NoteIdArg, expectedVersion: ExpectedVersionArg = None) -> NoteWritten:
-        """Soft-delete a note (restore_note undoes it). To retire an outdated note, supersede it with its replacement
-        instead."""
+        """Soft-delete a note (restore_note undoes it). To retire an outdated note, supersede it instead."""
         return NoteWritten.of_view(notes.delete(caller(), id, expected_version=expectedVersion))
 
     @tool("restore_note", RESTORE)
     def restore_note(id: NoteIdArg) -> NoteWritten:
-        """Bring back a soft-deleted note as a new version."""
+        """Undo delete_note (as a new version)."""
         return NoteWritten.of_view(notes.restore(caller(), id))
 
     # ----- history ------------------------------------------------------------------------------------------
@@ -577,7 +581,7 @@ def build_server(services: Services) -> MCPServer:
         cursor: Annotated[str | None, Field(description="nextCursor from the previous page.")] = None,
         includeBody: Annotated[bool, Field(description="Include full bodies; costs tokens.")] = False,
     ) -> RevisionList:
-        """List earlier versions of a note, newest first, to see how and why it changed."""
+        """Earlier versions of a note, newest first."""
         page = notes.revisions(caller(), id, limit=limit, cursor=cursor)
         return RevisionList(
             id=page.note.id,
@@ -590,7 +594,7 @@ def build_server(services: Services) -> MCPServer:
     def get_note_revision(
         id: NoteIdArg, version: Annotated[int, Field(description="Version to fetch.", ge=1)]
     ) -> NoteFull:
-        """Fetch one earlier version of a note with its full body."""
+        """One earlier version of a note, with its full body."""
         principal = caller()
         revision = notes.revision(principal, id, version)
         project = services.auth.project_slug(principal.workspace_id, revision.project_id) or ""
@@ -601,27 +605,36 @@ def build_server(services: Services) -> MCPServer:
     @tool("search_notes", READ_ONLY)
     def search_notes(
         project: ProjectArg,
-        query: Annotated[str, Field(description="Words or a question.")],
-        semantic: Annotated[bool, Field(description="Match meaning, not just words; falls back to keywords.")] = False,
+        query: Annotated[str | None, Field(description="Words or a question.")] = None,
+        semantic: Annotated[bool, Field(description="Match meaning too; falls back to keywords.")] = False,
         types: Annotated[list[NoteType] | None, Field(description="Only these note types.")] = None,
         statuses: Annotated[list[NoteStatus] | None, Field(description="Only these statuses.")] = None,
-        tags: Annotated[list[str] | None, Field(description="Only notes with at least one of these tags.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Only notes with one of these tags.")] = None,
         limit: Annotated[int, Field(description="Maximum results.", ge=1, le=50)] = 10,
         includeBody: Annotated[bool, Field(description="Return full bodies; costs tokens.")] = False,
+        files: FilesArg = None,
+        branch: BranchArg = None,
+        allBranches: AllBranchesArg = False,
     ) -> SearchResult:
-        """Find notes by words (or meaning, with semantic); results are lean (id, title, snippet). Check here before re-
-        deciding something; fetch whole notes with get_notes."""
+        """Find notes by words (or meaning, with semantic) or by the files they are anchored to. Check here before
+        re-deciding something; fetch whole notes with get_notes."""
         filters = SearchFilters(
             types=frozenset(types or ()),
             statuses=frozenset(statuses or ()),
             tags=frozenset(t.strip().lower() for t in tags or ()),
         )
-        outcome = services.search.run(caller(), project, query, semantic=semantic, filters=filters, limit=limit)
+        outcome = services.search.find(
+            caller(), project, query, files=files or (), branch=branch, all_branches=allBranches, semantic=semantic,
+            filters=filters, limit=limit,
+        )  # fmt: skip
         notice = None
         if not outcome.project_exists:
             notice = f"Project {project!r} has no notes yet; create_note or remember starts it."
         elif outcome.fallback is not None:
             notice = f"Matched by keywords only: {outcome.fallback[0].lower()}{outcome.fallback[1:]}"
+        if outcome.other_branches:
+            hidden = hidden_line(outcome.other_branches)
+            notice = f"{notice} {hidden}" if notice else hidden
         if outcome.scanned is not None:
             bounded = (
                 f"Searched only the {outcome.scanned:,} most recently updated notes of this project (no search index "
@@ -635,6 +648,7 @@ def build_server(services: Services) -> MCPServer:
             search_mode=outcome.mode.value,
             results=[SearchItem.of(h, includeBody) for h in outcome.hits],
             notice=notice,
+            other_branches=outcome.other_branches or None,
         )
 
     # ----- projects -----------------------------------------------------------------------------------------
@@ -649,14 +663,12 @@ def build_server(services: Services) -> MCPServer:
     @tool("update_project", IDEMPOTENT_EDIT)
     def update_project(
         project: ProjectArg,
-        summary: Annotated[str | None, Field(description="What the project is, in a few sentences.")] = None,
-        instructions: Annotated[
-            str | None, Field(description="Instructions every agent here must follow.")
-        ] = None,
+        summary: Annotated[str | None, Field(description="What the project is.")] = None,
+        instructions: Annotated[str | None, Field(description="Instructions every agent here must follow.")] = None,
         defaultMaxTokens: Annotated[
             int | None,
             Field(
-                description="Default get_context budget (256-32000); 0 clears.",
+                description="Default get_context budget (from 256); 0 clears.",
                 ge=0,
                 le=32000,
             ),
@@ -664,7 +676,7 @@ def build_server(services: Services) -> MCPServer:
         defaultBranch: BranchArg = None,
         mergedBranches: Annotated[list[str] | None, Field(description="Now merged.", max_length=500)] = None,
     ) -> ProjectOut:
-        """Set a project's summary, agent instructions or default context budget (creates the project if new)."""
+        """Set a project's summary, agent instructions or default context budget (creates it if new)."""
         return ProjectOut.of(
             services.projects.update(
                 caller(), project, summary=summary, instructions=instructions, default_max_tokens=defaultMaxTokens,
@@ -675,9 +687,9 @@ def build_server(services: Services) -> MCPServer:
     @tool("rename_project", IDEMPOTENT_EDIT)
     def rename_project(
         project: ProjectArg,
-        newName: Annotated[str, Field(description="The new slug, e.g. 'billing-service'.", max_length=64)],
+        newName: Annotated[str, Field(description="New slug, e.g. 'billing-service'.", max_length=64)],
     ) -> ProjectOut:
-        """Rename a project; its notes, history, keys and change feed follow. Refused (409) if the name is taken."""
+        """Rename a project (its notes, history, keys and change feed follow); 409 if the name is taken."""
         return ProjectOut.of(services.projects.rename(caller(), project, newName))
 
     @tool("rename_tag", IDEMPOTENT_EDIT)
@@ -686,8 +698,7 @@ def build_server(services: Services) -> MCPServer:
         from_: Annotated[str, Field(alias="from", description="The tag to replace.")],
         to: Annotated[str, Field(description="The tag to use instead.")],
     ) -> TagRenameOut:
-        """Replace a tag on every note of a project (history kept). If done is false, call again with the same
-        arguments to resume."""
+        """Replace a tag on every note of a project (history kept). done false: call again with the same arguments."""
         outcome = services.tags.rename(caller(), project, from_, to)
         return TagRenameOut(project=outcome.project, renamed=outcome.renamed, done=outcome.done)
 
@@ -698,7 +709,7 @@ def build_server(services: Services) -> MCPServer:
 
     @tool("export_project", READ_ONLY)
     def export_project(project: ProjectArg) -> ExportOut:
-        """Export a project (notes, revisions, deletions) as JSON Lines: read the returned resource links in order."""
+        """Export a project as JSON Lines: read the returned resource links in order."""
         counts = services.portability.export_counts(caller(), project, EXPORT_PAGE_NOTES)
         if counts is None:
             return ExportOut(

@@ -235,9 +235,12 @@ class SearchItem(Wire):
 
 class SearchResult(Wire):
     project: str
-    search_mode: str = Field(description="Which engine answered: hybrid, vector, ranked_scan, fulltext or substring.")
+    search_mode: str = Field(
+        description="Which engine answered: hybrid, vector, ranked_scan, fulltext, substring, or anchors (files only)."
+    )
     results: list[SearchItem]
     notice: str | None = Field(default=None, description="Why the result is empty, when it is.")
+    other_branches: int | None = None  # matches of other unmerged branches left out; allBranches shows them
 
     def as_text(self) -> str:
         """One line a hit, best first: `- id [type] title: snippet` (a body, when asked for, whole below it)."""
@@ -456,6 +459,12 @@ class CheckpointResult(Wire):
         )
 
 
+_FRESHNESS_HELP = (
+    "Judged against checkFreshness: fresh, moved, changed or gone (changed and gone: re-check the note against the "
+    "code before trusting it). Absent: not judged."
+)
+
+
 class ContextEntry(Wire):
     """A note in a context section; only id and title when degraded to a pointer."""
 
@@ -468,6 +477,7 @@ class ContextEntry(Wire):
     body_size: int | None = None
     importance: int | None = None
     canonical: bool | None = None
+    freshness: str | None = Field(default=None, description=_FRESHNESS_HELP)
 
 
 class ContextSection(Wire):
@@ -481,6 +491,7 @@ class ContextConflict(Wire):
     kind: str = Field(description="disputed or unfinished_supersession.")
     title: str | None = None
     message: str | None = Field(default=None, description="What is wrong and the call that settles it.")
+    freshness: str | None = Field(default=None, description=_FRESHNESS_HELP)
 
 
 class OmittedRef(Wire):
@@ -500,6 +511,11 @@ class ContextMeta(Wire):
         default_factory=list, description="Sections holding more notes than were weighed: reach them by query."
     )
     truncated: bool = Field(default=False, description="True: unlisted > 0.")
+    anchored_paths: list[str] | None = Field(
+        default=None,
+        description="With checkFreshness: every path the notes shown are anchored to; send those paths' fileHash "
+        "(or null) to have all of them judged.",
+    )
 
 
 class ContextOut(Wire):
@@ -531,6 +547,7 @@ class ContextOut(Wire):
                 omitted=packed.omitted, omitted_ids=[OmittedRef(id=i, section=s) for i, s in packed.omitted_ids],
                 unlisted=packed.unlisted, more_in=[section.value for section in packed.beyond],
                 truncated=packed.truncated,
+                anchored_paths=list(result.anchored_paths) if result.anchored_paths is not None else None,
             ),
         )  # fmt: skip
         out._text = packed.text

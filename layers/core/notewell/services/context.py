@@ -5,18 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from notewell.domain import branches, packing, ranking, rules
+from notewell.domain import branches, freshness, packing, ranking, rules
 from notewell.domain.branches import BranchScope
 from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.model import CONTEXT_INDEX_LAYOUT
+from notewell.domain.model import ATTENTION_LAYOUT
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, PackedContext, Section
 from notewell.services.access import Deps, visible_project
 from notewell.services.memory import CONFLICTS_SHOWN, conflicts_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
 
-    from notewell.domain.model import Note, Principal, Project
+    from notewell.domain.freshness import NoteVerdict
+    from notewell.domain.model import Anchor, Note, Principal, Project
     from notewell.services.search import SearchService
 
 # How many candidates each source may load: fixed, so the store work never grows with the project.
@@ -27,6 +28,9 @@ RELEVANT = 12
 # Orientation, tune split, balanced without a query: 40 -> 81 % found, 25 -> 91 % (tests/bench/orientation.py).
 RECENT = 25
 RELEVANT_SCAN = 200  # when the search index fails, the recent notes the query is ranked against instead
+ANCHORED = 12  # notes anchored to the files in hand weighed: they lead the relevant section
+# Packing again after judging the notes shown may show others (a mark costs tokens): judged in turn, a few times.
+JUDGE_ROUNDS = 3
 MAX_QUERY_CHARS = 500
 
 LIVE = packing.LIVE_STATUSES
@@ -40,6 +44,8 @@ class ContextResult:
     packed: PackedContext
     notice: str | None
     other_branches: int = 0  # notes of other unmerged branches left out (domain/branches.py)
+    # With checkFreshness: the paths the notes shown are anchored to, so a client can send their hashes next time.
+    anchored_paths: tuple[str, ...] | None = None
 
 
 class ContextService:
@@ -58,7 +64,12 @@ class ContextService:
         include_historical: bool = False,
         branch: str | None = None,
         all_branches: bool = False,
+        files: Sequence[str] = (),
+        check_freshness: Mapping[str, str | None] | None = None,
     ) -> ContextResult:
+        """`files`: paths the caller works on; notes anchored there lead the relevant section. `check_freshness`:
+        `{path: fileHash or None}` of the caller's tree; each note shown with an anchor on one of those paths is
+        judged (domain/freshness.py) and, when its code changed or went, marked."""
         if max_tokens is not None and not packing.MIN_BUDGET <= max_tokens <= packing.MAX_BUDGET:
             raise InvalidArgumentError(
                 f"maxTokens {max_tokens} is out of range; use {packing.MIN_BUDGET} to {packing.MAX_BUDGET}."
@@ -68,6 +79,8 @@ class ContextService:
             raise InvalidArgumentError(f"query has {len(text)} characters; keep it under {MAX_QUERY_CHARS}.")
         if branch is not None:
             rules.check_branch(branch)
+        paths = freshness.check_files(files)
+        hashes = freshness.check_file_hashes(check_freshness) if check_freshness is not None else None
         target = visible_project(self._deps, principal, project)
         if target is None:
             budget = packing.resolve_budget(max_tokens, None, detail)
@@ -93,6 +106,18 @@ class ContextService:
             hidden |= left_out
         (recent, left_recent), (needing, left_needing) = scope.split(recent), scope.split(needing)
         hidden |= left_recent | left_needing
+        # Anchors are known of the notes read whole; a lean read (DynamoDB's GSI4) leaves them out.
+        anchors_of: dict[str, tuple[Anchor, ...]] = {
+            n.id: n.anchors
+            for n in [*recent, *needing, *(n for ns in typed.values() for n in ns)]
+            if n.full_size is None
+        }
+        anchored: list[Note] = []
+        if paths:
+            found_anchored = self._deps.store.anchored_notes(ws, target.id, paths, statuses=statuses, limit=ANCHORED)
+            anchored, left_anchored = scope.split(found_anchored)
+            hidden |= left_anchored
+            anchors_of.update((n.id, n.anchors) for n in anchored)
         conflicts = [ConflictEntry(c.note, c.kind.value, c.message) for c in conflicts_of(needing)]
         # Every candidate is judged by the same lean view (title, the start of the body), however the store read it.
         by_section: dict[Section, list[Note]] = {}
@@ -104,7 +129,7 @@ class ContextService:
             by_section[section] = [packing.lean_view(n) for n in typed[section][:PER_SECTION]]
         recent = [packing.lean_view(n) for n in recent]
         relevant: list[Note] = []
-        whole: dict[str, Note] = {}  # notes the search read whole: deep detail need not read them again
+        whole: dict[str, Note] = {n.id: n for n in anchored}  # notes read whole: deep detail need not read them again
         found: dict[str, float] = {}  # the search's own scores: a hybrid match may share no word with the query
         bounded_relevance = 0
         if text and self._search.indexed:
@@ -115,6 +140,7 @@ class ContextService:
                 elif n.status in statuses and packing.mentions(n, focus):
                     relevant.append(packing.lean_view(n))
                     whole[n.id] = n
+                    anchors_of[n.id] = n.anchors
                     found[n.id] = score
         elif text:
             # No search index: rank the candidates already read (the newest of each section and of the rest),
@@ -125,7 +151,8 @@ class ContextService:
                 relevant.append(hit.note)
                 found[hit.note.id] = hit.score
 
-        loaded = [n for notes in by_section.values() for n in notes] + recent + relevant
+        leading = [packing.lean_view(n) for n in anchored]
+        loaded = [n for notes in by_section.values() for n in notes] + recent + relevant + leading
         inbound = packing.inbound_links(loaded)
         relevance = self._relevance(loaded, text)
         best_found = max(found.values(), default=0.0)
@@ -156,7 +183,14 @@ class ContextService:
         sections: list[tuple[Section, list[Candidate]]] = []
         for section in packing.SECTION_ORDER:
             if section is Section.RELEVANT:
-                sections.append((section, ranked(relevant)))
+                # Notes anchored to the files in hand first (to a named file before one under a named directory),
+                # then the query's matches.
+                first = sorted(
+                    ranked(leading),
+                    key=lambda c: freshness.file_match(c.note.anchors, paths) != freshness.NAMED_FILE,
+                )
+                led = {c.note.id for c in first}
+                sections.append((section, first + [c for c in ranked(relevant) if c.note.id not in led]))
             elif section is Section.RECENT_CHANGES:
                 # Newest first: this section answers "what moved lately", not "what matters most".
                 sections.append((section, [Candidate(n, 0.0) for n in recent]))
@@ -186,14 +220,51 @@ class ContextService:
                 f"Relevant notes were ranked among the {bounded_relevance} newest candidates only (no search index); "
                 "search_notes looks further."
             )
-        packed = packing.pack(
-            budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
-            conflicts=conflicts, sections=sections, has_query=bool(text), project=target.slug, notice=notice,
-            beyond=beyond, focus=packing.focus_terms(text) if text else frozenset(),
-        )  # fmt: skip
+        focus = packing.focus_terms(text) if text else frozenset()
+
+        def packed_with(verdicts: Mapping[str, NoteVerdict]) -> PackedContext:
+            return packing.pack(
+                budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
+                conflicts=conflicts, sections=sections, has_query=bool(text), project=target.slug, notice=notice,
+                beyond=beyond, focus=focus, verdicts=verdicts, relevant_first=bool(leading),
+            )  # fmt: skip
+
+        packed = packed_with({})
+        anchored_paths = None
+        if hashes is not None:
+            packed = self._judged(ws, packed, packed_with, anchors_of, hashes)
+            anchored_paths = tuple(sorted({a.path for i in _shown(packed) for a in anchors_of.get(i, ())}))
         if packed.truncated:  # the text says so in its omitted list; the structured answer says it here
             notice = packing.unlisted_line(packed.unlisted)
-        return ContextResult(target.slug, True, packed, notice, len(hidden))
+        return ContextResult(target.slug, True, packed, notice, len(hidden), anchored_paths)
+
+    def _judged(
+        self,
+        ws: str,
+        packed: PackedContext,
+        packed_with: Callable[[Mapping[str, NoteVerdict]], PackedContext],
+        anchors_of: dict[str, tuple[Anchor, ...]],
+        hashes: Mapping[str, str | None],
+    ) -> PackedContext:
+        """The answer with each note it shows judged against the caller's file hashes (stale ones marked), their
+        anchors read where the candidates came lean (`anchors_of` is filled in). A mark costs tokens, so the notes
+        shown may change when packed again: those are judged in turn, JUDGE_ROUNDS times at most."""
+        verdicts: dict[str, NoteVerdict] = {}
+        for _ in range(JUDGE_ROUNDS):
+            shown = _shown(packed)
+            unread = [i for i in shown if i not in anchors_of]
+            if unread:
+                read = self._deps.store.note_anchors(ws, unread)
+                anchors_of.update((i, read.get(i, ())) for i in unread)
+            judged = {
+                i: verdict for i in shown
+                if i not in verdicts and (verdict := freshness.judge_by_file_hashes(anchors_of[i], hashes))
+            }  # fmt: skip
+            if not judged:
+                break
+            verdicts.update(judged)
+            packed = packed_with(verdicts)
+        return packed
 
     def _candidates(
         self, principal: Principal, target: Project, include_historical: bool
@@ -206,7 +277,7 @@ class ContextService:
             read = store.context_notes(
                 ws, target.id, per_section=PER_SECTION + 1, recent=RECENT, attention=CONFLICTS_SHOWN
             )
-            if target.context_index >= CONTEXT_INDEX_LAYOUT:
+            if target.context_index >= ATTENTION_LAYOUT:
                 return dict(read.sections), read.recent, read.attention
             # Layout 1: old notes needing attention are still among the sections; GSI3 lists them.
             needing = store.conflicted_notes(ws, target.id, limit=CONFLICTS_SHOWN)
@@ -258,6 +329,12 @@ class ContextService:
         hits = ranking.bm25(unique, ranking.candidate_query(query) or query, len(unique))
         best = hits[0].score if hits else 0.0
         return {h.note.id: h.score / best for h in hits} if best > 0 else {}
+
+
+def _shown(packed: PackedContext) -> list[str]:
+    """The ids of the notes an answer shows: its conflicts and its sections' entries."""
+    ids = [str(c["id"]) for c in packed.conflicts]
+    return list(dict.fromkeys(ids + [str(e["id"]) for _, entries in packed.sections for e in entries]))
 
 
 def _settled(

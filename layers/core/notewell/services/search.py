@@ -9,14 +9,15 @@ always use both legs when they can: finding a note that says the same thing in o
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from notewell.domain import hybrid, ranking, rules
+from notewell.domain import freshness, hybrid, ranking, rules
+from notewell.domain.branches import BranchScope
 from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.model import Note, Principal, SearchFilters, SearchHit
+from notewell.domain.model import Note, NoteStatus, Principal, SearchFilters, SearchHit
 from notewell.ports import CandidateIndex, RankedIds, SearchIndex, SearchUnavailableError
 from notewell.services.access import Deps, visible_project
 
@@ -53,6 +54,10 @@ WORDS_ONLY_CANDIDATE_TERMS = 4
 # the collection's refresh. remember reads the notes written this long ago or less from the table itself.
 FRESH_SECONDS = 120
 FRESH_NOTES = 20
+# search_notes with `files`: the anchored notes weighed (to lead the hits, or, with no query, to be them).
+ANCHORED_POOL = 100
+# A hit found by `files` alone: anchored to a named file, or to a file under a named directory.
+_ANCHOR_SCORES: dict[int | None, float] = {freshness.NAMED_FILE: 1.0, freshness.UNDER_DIRECTORY: 0.5, None: 0.0}
 
 
 class SearchMode(StrEnum):
@@ -61,6 +66,7 @@ class SearchMode(StrEnum):
     RANKED_SCAN = "ranked_scan"
     FULLTEXT = "fulltext"
     SUBSTRING = "substring"
+    ANCHORS = "anchors"  # `files` without a query: the notes anchored there, no ranking by words
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,7 @@ class SearchOutcome:
     fallback: str | None = None  # why a semantic search answered by keywords alone
     scanned: int | None = None  # set when only this many most recent notes were searched (more exist)
     pool: int | None = None  # hybrid: how many distinct notes the two legs proposed (the candidates fused)
+    other_branches: int = 0  # matches of other unmerged branches left out (domain/branches.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +139,67 @@ class SearchService:
                 logger.warning("vector search unavailable (%s); answering by keywords", exc)
         keyword = self._keyword(ws, target.id, text, filters, limit)
         return SearchOutcome(keyword.hits, keyword.mode, True, fallback, keyword.scanned)
+
+    def find(
+        self,
+        principal: Principal,
+        project: str,
+        query: str | None,
+        *,
+        files: Sequence[str] = (),
+        branch: str | None = None,
+        all_branches: bool = False,
+        semantic: bool = False,
+        filters: SearchFilters | None = None,
+        limit: int = 10,
+    ) -> SearchOutcome:
+        """search_notes: `run`, with the notes anchored to `files` ahead of the other hits (with no query, those
+        notes alone, mode ANCHORS), and on a `branch` the hits of other unmerged branches left out and counted.
+
+        With both, an anchored note that says the query's words is a hit even where the engine ranked it past
+        `limit`: the notes on the code in hand are what the caller asked about first."""
+        filters = filters or SearchFilters()
+        paths = freshness.check_files(files)
+        text = (query or "").strip()
+        if not text and not paths:
+            raise InvalidArgumentError(
+                "Give query (words or a question) or files (paths whose anchored notes you want), or both."
+            )
+        if branch is not None:
+            rules.check_branch(branch)
+        if not 1 <= limit <= MAX_LIMIT:
+            raise InvalidArgumentError(f"limit {limit} is out of range; use 1 to {MAX_LIMIT}.")
+        if not paths and branch is None:
+            return self.run(principal, project, text, semantic=semantic, filters=filters, limit=limit)
+        target = visible_project(self._deps, principal, project)
+        if target is None:
+            if not text:
+                return SearchOutcome([], SearchMode.ANCHORS, False)
+            return self.run(principal, project, text, semantic=semantic, filters=filters, limit=limit)
+        scope = BranchScope.of(target, branch, all_branches=all_branches)
+        # Other branches' notes are left out after ranking: spare hits keep the answer full.
+        wanted = min(MAX_LIMIT, limit * 2) if scope.branch is not None else limit
+        anchored: list[Note] = []
+        if paths:
+            statuses = sorted(filters.statuses or set(NoteStatus))
+            found = self._deps.store.anchored_notes(
+                principal.workspace_id, target.id, paths, statuses=statuses, limit=ANCHORED_POOL
+            )
+            anchored = [note for note in found if filters.admits(note)]
+        if text:
+            outcome = self.run(principal, project, text, semantic=semantic, filters=filters, limit=wanted)
+            ids = {note.id for note in anchored}
+            listed = {hit.note.id for hit in outcome.hits}
+            more = ranking.bm25([note for note in anchored if note.id not in listed], text, len(anchored))
+            hits = (
+                [h for h in outcome.hits if h.note.id in ids] + more + [h for h in outcome.hits if h.note.id not in ids]
+            )
+        else:
+            outcome = SearchOutcome([], SearchMode.ANCHORS, True)
+            hits = [SearchHit(note, _ANCHOR_SCORES[freshness.file_match(note.anchors, paths)],
+                              ranking.snippet_around(note.body, [])) for note in anchored]  # fmt: skip
+        shown = [hit for hit in hits if scope.admits(hit.note)]
+        return replace(outcome, hits=shown[:limit], other_branches=len(hits) - len(shown))
 
     def _keyword(
         self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, *, candidates: bool = False
