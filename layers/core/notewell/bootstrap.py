@@ -13,6 +13,7 @@ from notewell.services.access import Deps
 from notewell.services.auth import AuthService
 from notewell.services.changes import ChangesService
 from notewell.services.context import ContextService
+from notewell.services.freshness import FreshnessService
 from notewell.services.meaning import Meaning
 from notewell.services.memory import MemoryService
 from notewell.services.metering import Meter
@@ -54,6 +55,7 @@ class Services:
     memory: MemoryService
     context: ContextService
     changes: ChangesService
+    freshness: FreshnessService  # the last freshness verdict on each anchored note, for the console
     meter: Meter
     tags: TagService
     workspaces: WorkspaceService
@@ -105,6 +107,7 @@ def bootstrap(
         if settings.issuer is not None and isinstance(store, AuthRecords)
         else None
     )
+    verdicts = FreshnessService(deps)
     changes = ChangesService(
         deps,
         cursor_key=secret,
@@ -119,8 +122,9 @@ def bootstrap(
         search=search_service,
         auth=auth,
         memory=memory,
-        context=ContextService(deps, search_service),
+        context=ContextService(deps, search_service, verdicts),
         changes=changes,
+        freshness=verdicts,
         meter=meter,
         tags=TagService(deps, notes),
         workspaces=WorkspaceService(deps, meter),

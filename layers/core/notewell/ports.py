@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from datetime import datetime
 
+    from notewell.domain.freshness import RecordedVerdict
     from notewell.domain.model import (
         Anchor,
         ApiKey,
@@ -319,6 +320,15 @@ class NoteStore(Protocol):
     def note_anchors(self, workspace_id: str, note_ids: Sequence[str]) -> dict[str, tuple[Anchor, ...]]:
         """The anchors of each note of `note_ids` that exists (empty for one without any): what a lean read of the
         notes (ContextNotes) may leave out. Unknown ids are absent."""
+        ...
+
+    def anchored_in_project(
+        self, workspace_id: str, project_id: str, *, statuses: Sequence[NoteStatus], limit: int
+    ) -> list[Note]:
+        """Up to `limit` notes of the project, not deleted and in `statuses`, that have anchors, most recently updated
+        first, for listing: they may come lean (no body, `full_size` set, no anchors). Which ones, when the project
+        holds more, is the store's choice. Indexed: the work grows with `limit` (and, on DynamoDB, with the anchor
+        pointers of deleted notes passed over), never with the project's other notes."""
         ...
 
 
@@ -631,5 +641,36 @@ class ClientDocuments(Protocol):
         ...
 
 
-class Store(WorkspaceStore, ProjectStore, NoteStore, KeyStore, Protocol):
+@dataclass(frozen=True, slots=True)
+class VerdictWrite:
+    """Store `record` as its note's last verdict if the stored one is still `expected`, the one the caller read and
+    merged into (None: there was none)."""
+
+    record: RecordedVerdict
+    expected: RecordedVerdict | None
+
+
+class VerdictRecords(Protocol):
+    """The last freshness verdict on each anchored note (domain/freshness.py), kept beside the notes as derived
+    data, like note vectors and usage counters: never a note version, never in the change feed or a revision."""
+
+    def recorded_verdicts(
+        self, workspace_id: str, project_id: str, note_ids: Sequence[str]
+    ) -> dict[str, RecordedVerdict]:
+        """The stored records of those notes of the project, by note id, whatever version they judged; notes
+        without one are absent. Strongly consistent, one read per 100 notes at most."""
+        ...
+
+    def save_verdicts(self, workspace_id: str, writes: Sequence[VerdictWrite]) -> int:
+        """Store each record whose stored counterpart is still the `expected` one (same version judged and
+        `judged_at`); returns how many were stored. A write that lost to another recorder is skipped: derived data,
+        the next check records again.
+
+        Raises:
+            UnavailableError: the store is busy; some records may be stored, others not.
+        """
+        ...
+
+
+class Store(WorkspaceStore, ProjectStore, NoteStore, KeyStore, VerdictRecords, Protocol):
     """Everything one storage technology provides."""

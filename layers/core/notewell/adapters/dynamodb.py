@@ -19,6 +19,7 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
                                                                       maybe gsi2pk/sk, gsi3pk/sk (below)
     revision        WS#{ws}#N#{noteId}           REV#{version:010d}   a previous state (no GSI keys)
     anchor pointer  WS#{ws}#P#{projectId}#ANCHOR {path}\\{noteId}      noteId, path: the note is anchored there
+    verdict         WS#{ws}#P#{projectId}#VERDICT {noteId}          version, files, judgedAt: a freshness verdict
     idempotency     WS#{ws}#IDEM#{sha256(key)}   IDEM                 requestHash, result, expiresAt, ttl
     feed head       WS#{ws}#P#{projectId}#SEQ    HEAD                 seq (the last commit number), complete
     change record   WS#{ws}#P#{projectId}#SEQ    SEQ#{seq:012d}       noteId, version, updatedAt
@@ -53,6 +54,10 @@ it loses, in its transaction; deletion and status leave them alone (the read che
 a restore writes none. A project made before the pointers (layout 2) has them once `notewell reindex --stack`
 rewrites its notes (refresh_note_items writes each anchored note's pointers). GSI4 does not project anchors:
 `note_anchors` reads them for the notes get_context shows.
+
+Verdicts (ports.VerdictRecords): the last freshness verdict on an anchored note, derived data in its project's VERDICT
+partition, outside every index, the feed and the stream indexer (`entity` is `verdict`). Reads that judged notes
+write the records that changed, in one TransactWriteItems of Puts each conditioned on the record read.
 
 Writes: a note changes only through `commit`, one TransactWriteItems whose note Puts are conditioned on the
 version that was read (an insert on the id being new), with ALL_OLD returned on failure. A commit that
@@ -104,6 +109,7 @@ from notewell.domain.errors import (
     UnavailableError,
     VersionConflictError,
 )
+from notewell.domain.freshness import FileVerdict, Freshness, RecordedVerdict
 from notewell.domain.model import (
     Anchor,
     ApiKey,
@@ -148,7 +154,7 @@ if TYPE_CHECKING:
         WriteRequestUnionTypeDef,
     )
 
-    from notewell.ports import RecordWrite
+    from notewell.ports import RecordWrite, VerdictWrite
 
     Item: TypeAlias = dict[str, AttributeValueTypeDef]
 
@@ -247,6 +253,7 @@ POINTER_PREFIX = "IDX#"
 ANCHOR_PATH_END = "\\"
 # Rounds of reading the feed head and committing on it before a commit contended by other writers answers busy.
 HEAD_ROUNDS = 8
+VERDICT_ROUNDS = 2  # sends of a transaction of verdicts: the second without the records another recorder changed
 # The most a note's updatedAt can precede its commit (botocore's retries within the function's time): records more
 # than this older than a time are all numbered before anything stamped at that time (`feed_start`).
 STAMP_TO_COMMIT_SECONDS = 30
@@ -335,6 +342,10 @@ def anchor_pk(workspace_id: str, project_id: str) -> str:
 def anchor_sk(path: str, note_id: str) -> str:
     # No anchor path holds a backslash (rules.check_anchor_path): `{path}\` begins the pointers of that file only.
     return f"{path}{ANCHOR_PATH_END}{_part(note_id)}"
+
+
+def verdict_pk(workspace_id: str, project_id: str) -> str:
+    return f"{feed_pk(workspace_id, project_id)}#VERDICT"
 
 
 def sequence_pk(workspace_id: str, project_id: str) -> str:
@@ -570,6 +581,40 @@ def anchor_pointer_item(workspace_id: str, project_id: str, path: str, note_id: 
         **_key(anchor_pk(workspace_id, project_id), anchor_sk(path, note_id)),
         "entity": _s("anchor"), "noteId": _s(note_id), "path": _s(path),
     }  # fmt: skip
+
+
+def verdict_to_item(workspace_id: str, record: RecordedVerdict) -> Item:
+    files = [{"M": {"repo": _s(f.repo), "path": _s(f.path), "freshness": _s(f.freshness.value)}} for f in record.files]
+    return {
+        **_key(verdict_pk(workspace_id, record.project_id), _part(record.note_id)),
+        "entity": _s("verdict"), "noteId": _s(record.note_id), "projectId": _s(record.project_id),
+        "version": _n(record.version), "files": {"L": files}, "judgedAt": _s(record.judged_at),
+    }  # fmt: skip
+
+
+def item_to_verdict(item: Mapping[str, AttributeValueTypeDef]) -> RecordedVerdict:
+    files = tuple(
+        FileVerdict(_get_str(f["M"], "repo"), _get_str(f["M"], "path"), Freshness(_get_str(f["M"], "freshness")))
+        for f in item.get("files", {}).get("L", [])
+    )
+    return RecordedVerdict(
+        note_id=_get_str(item, "noteId"), project_id=_get_str(item, "projectId"), version=_get_int(item, "version"),
+        files=files, judged_at=_get_str(item, "judgedAt"),
+    )  # fmt: skip
+
+
+# What `anchored_in_project` reads of each note: enough to list it, never its body or anchors.
+HEAD_ATTRIBUTES = ("id", "title", "version", "updatedAt", "type", "status", "deletedAt", "bodySize", "branch")
+
+
+def item_to_head(item: Mapping[str, AttributeValueTypeDef], workspace_id: str, project_id: str) -> Note:
+    return Note(
+        id=_get_str(item, "id"), workspace_id=workspace_id, project_id=project_id, title=_get_str(item, "title"),
+        body="", version=_get_int(item, "version"), created_at=_get_str(item, "updatedAt"),
+        updated_at=_get_str(item, "updatedAt"), author="", write_id="", type=NoteType(_get_str(item, "type")),
+        status=NoteStatus(_get_str(item, "status")), deleted_at=_get_opt_str(item, "deletedAt"),
+        branch=_get_opt_str(item, "branch"), full_size=_get_opt_int(item, "bodySize") or 0,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -1888,6 +1933,97 @@ class DynamoDBStore:
             for item in self._batch_get(keys, attributes=("id", "anchors")):
                 found[_get_str(item, "id")] = tuple(_item_anchor(x["M"]) for x in item.get("anchors", {}).get("L", []))
         return found
+
+    def anchored_in_project(
+        self, workspace_id: str, project_id: str, *, statuses: Sequence[NoteStatus], limit: int
+    ) -> list[Note]:
+        """The project's anchor pointers, a page at a time in path order, and each note they name read lean
+        (BatchGetItem of HEAD_ATTRIBUTES), until `limit` live notes in `statuses` are found or the pointers end.
+        Deleted notes keep their pointers: their ids are read and passed over."""
+        if limit < 1:
+            return []
+        wanted = {NoteStatus(status) for status in statuses}
+        found: dict[str, Note] = {}
+        seen: set[str] = set()
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(anchor_pk(workspace_id, project_id))},
+            "ProjectionExpression": "noteId",
+            "ConsistentRead": True,
+            "Limit": MAX_BATCH_GET_KEYS,
+        }
+        while len(found) < limit:
+            with self._vendor_errors(writing=False):
+                page = self._client.query(**params)
+            named = dict.fromkeys(_get_str(item, "noteId") for item in page.get("Items", []))  # a note per path
+            ids = [i for i in named if i not in seen]
+            seen.update(ids)
+            if ids:
+                keys = [_key(note_pk(workspace_id, i), NOTE_SK) for i in ids]
+                for item in self._batch_get(keys, attributes=HEAD_ATTRIBUTES):
+                    note = item_to_head(item, workspace_id, project_id)
+                    if not note.is_deleted and note.status in wanted:
+                        found[note.id] = note
+            last = page.get("LastEvaluatedKey")
+            if last is None:
+                break
+            params["ExclusiveStartKey"] = last
+        return sorted(found.values(), key=_position, reverse=True)[:limit]
+
+    # ----- freshness verdicts --------------------------------------------------------------------------------
+
+    def recorded_verdicts(
+        self, workspace_id: str, project_id: str, note_ids: Sequence[str]
+    ) -> dict[str, RecordedVerdict]:
+        """Strongly consistent BatchGetItem of the notes' records, 100 keys a request."""
+        unique = list(dict.fromkeys(note_ids))
+        found: dict[str, RecordedVerdict] = {}
+        for start in range(0, len(unique), MAX_BATCH_GET_KEYS):
+            keys = [
+                _key(verdict_pk(workspace_id, project_id), _part(i)) for i in unique[start : start + MAX_BATCH_GET_KEYS]
+            ]
+            for item in self._batch_get(keys):
+                record = item_to_verdict(item)
+                found[record.note_id] = record
+        return found
+
+    def save_verdicts(self, workspace_id: str, writes: Sequence[VerdictWrite]) -> int:
+        """One TransactWriteItems per 100 records, each Put conditioned on the record read (absent, or the same
+        version and judgedAt): however many notes a read judged, one request. Records whose condition failed lost to
+        another recorder: they are dropped and the rest sent once more.
+
+        Raises:
+            UnavailableError: throttled, or a transaction conflict with another writer.
+        """
+        stored = 0
+        for start in range(0, len(writes), MAX_TRANSACTION_ACTIONS):
+            pending = list(writes[start : start + MAX_TRANSACTION_ACTIONS])
+            for _ in range(VERDICT_ROUNDS):
+                reasons = self._transact_once([{"Put": self._verdict_put(workspace_id, w)} for w in pending])
+                if reasons is None:
+                    stored += len(pending)
+                    break
+                lost = {i for i, reason in enumerate(reasons) if reason.get("Code") == "ConditionalCheckFailed"}
+                if not lost:
+                    raise UnavailableError(_BUSY_MESSAGE, retry_after=RETRY_AFTER_SECONDS)
+                pending = [write for i, write in enumerate(pending) if i not in lost]
+                if not pending:
+                    break
+        return stored
+
+    def _verdict_put(self, workspace_id: str, write: VerdictWrite) -> PutTypeDef:
+        item = verdict_to_item(workspace_id, write.record)
+        if write.expected is None:
+            return {"TableName": self._table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}
+        return {
+            "TableName": self._table, "Item": item,
+            "ConditionExpression": "#version = :version AND #judgedAt = :judgedAt",
+            "ExpressionAttributeNames": {"#version": "version", "#judgedAt": "judgedAt"},
+            "ExpressionAttributeValues": {
+                ":version": _n(write.expected.version), ":judgedAt": _s(write.expected.judged_at),
+            },
+        }  # fmt: skip
 
     def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
         """Every item is built and checked against the item size limit before anything is written. Then, per 100

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from notewell.config import ConfigError
 from notewell.domain import packing, rules
 from notewell.domain.errors import AlreadyExistsError, NotFoundError, UnavailableError, VersionConflictError
+from notewell.domain.freshness import FileVerdict, Freshness, RecordedVerdict
 from notewell.domain.model import (
     Anchor,
     ApiKey,
@@ -59,12 +60,13 @@ from notewell.ports import (
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-    from notewell.ports import RecordWrite, Vector
+    from notewell.ports import RecordWrite, Vector, VerdictWrite
 
 # 2: notes_by_type, notes_needing_attention (indexes); 3: usage; 4: notes.feed_seq and notes_feed (the commit
 # sequence of the change feed); 5: note_vectors; 6: workspaces.suspended_at; 7: notes.anchors and revisions.anchors;
-# 8: notes.branch, revisions.branch and the projects' branch record. Opening an older file adds what it lacks.
-SCHEMA_VERSION = 8
+# 8: notes.branch, revisions.branch and the projects' branch record; 9: verdicts (the last freshness verdict on each
+# anchored note). Opening an older file adds what it lacks.
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_SECONDS = 5.0
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
@@ -214,6 +216,17 @@ _SCHEMA = (
         expires_at TEXT,
         PRIMARY KEY (pk, sk)
     ) WITHOUT ROWID""",
+    # The last freshness verdict on each anchored note (ports.VerdictRecords): derived data beside the note, never a
+    # note version. `files`: JSON [[repo, path, freshness], ...]; `version`: the note version judged.
+    """CREATE TABLE IF NOT EXISTS verdicts (
+        workspace_id TEXT NOT NULL,
+        note_id TEXT NOT NULL,
+        project_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        files TEXT NOT NULL,
+        judged_at TEXT NOT NULL,
+        PRIMARY KEY (workspace_id, note_id)
+    ) WITHOUT ROWID""",
     """CREATE TABLE IF NOT EXISTS tag_renames (
         workspace_id TEXT NOT NULL,
         project_id TEXT NOT NULL,
@@ -314,6 +327,13 @@ _SELECT_ANCHORED = f"""SELECT {_N_NOTE_COLUMNS} FROM notes AS n INDEXED BY notes
         AND n.status IN (SELECT value FROM json_each(:statuses)) AND {_UNDER}
     ORDER BY {_NAMED} DESC, n.updated_at DESC, n.id DESC LIMIT :limit"""
 _SELECT_ANCHORS = "SELECT id, anchors FROM notes WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))"
+_SELECT_PROJECT_ANCHORED = f"""SELECT {_NOTE_COLUMNS} FROM notes INDEXED BY notes_anchored
+    WHERE workspace_id = ? AND project_id = ? AND deleted_at IS NULL AND anchors <> '[]'
+        AND status IN (SELECT value FROM json_each(?))
+    ORDER BY updated_at DESC, id DESC LIMIT ?"""
+_VERDICT_COLUMNS = "note_id, project_id, version, files, judged_at"
+_SELECT_VERDICTS = f"""SELECT {_VERDICT_COLUMNS} FROM verdicts
+    WHERE workspace_id = ? AND project_id = ? AND note_id IN (SELECT value FROM json_each(?))"""
 # The commit sequence (SequencedFeed): each write gives its note the project's next number inside the write
 # transaction. BEGIN IMMEDIATE serialises writers, so numbers follow commit order and a reader that saw n has
 # seen every change committed before it: no horizon. `feed_seq` sits after the body column (added by ALTER on
@@ -495,6 +515,11 @@ def _note_from_row(row: Sequence[Any]) -> Note:
         anchors=_anchors_of(row[19]),
         branch=row[20],
     )
+
+
+def _verdict_from_row(row: Sequence[Any]) -> RecordedVerdict:
+    files = tuple(FileVerdict(repo, path, Freshness(value)) for repo, path, value in json.loads(row[3]))
+    return RecordedVerdict(note_id=row[0], project_id=row[1], version=row[2], files=files, judged_at=row[4])
 
 
 def _anchors_of(column: str) -> tuple[Anchor, ...]:
@@ -1224,6 +1249,50 @@ class SqliteStore:
             return {}
         rows = self.connection().execute(_SELECT_ANCHORS, (workspace_id, _json(list(note_ids))))
         return {row[0]: _anchors_of(row[1]) for row in rows}
+
+    def anchored_in_project(
+        self, workspace_id: str, project_id: str, *, statuses: Sequence[NoteStatus], limit: int
+    ) -> list[Note]:
+        """The newest of the project's live anchored notes (notes_anchored), whole."""
+        if limit < 1:
+            return []
+        chosen = _json(sorted({NoteStatus(s).value for s in statuses}))
+        rows = self.connection().execute(_SELECT_PROJECT_ANCHORED, (workspace_id, project_id, chosen, limit))
+        return [_note_from_row(row) for row in rows]
+
+    # ----- freshness verdicts --------------------------------------------------------------------------------
+
+    def recorded_verdicts(
+        self, workspace_id: str, project_id: str, note_ids: Sequence[str]
+    ) -> dict[str, RecordedVerdict]:
+        if not note_ids:
+            return {}
+        rows = self.connection().execute(_SELECT_VERDICTS, (workspace_id, project_id, _json(list(note_ids))))
+        return {row[0]: _verdict_from_row(row) for row in rows}
+
+    def save_verdicts(self, workspace_id: str, writes: Sequence[VerdictWrite]) -> int:
+        """One transaction: each record compared with the stored one, and written where it is still the expected."""
+        if not writes:
+            return 0
+        stored = 0
+        with self._transaction() as connection:
+            for write in writes:
+                record, expected = write.record, write.expected
+                row = connection.execute(
+                    "SELECT version, judged_at FROM verdicts WHERE workspace_id = ? AND note_id = ?",
+                    (workspace_id, record.note_id),
+                ).fetchone()
+                if (None if row is None else tuple(row)) != (
+                    None if expected is None else (expected.version, expected.judged_at)
+                ):
+                    continue  # another recorder wrote since the caller read
+                files = _json([[f.repo, f.path, f.freshness.value] for f in record.files])
+                connection.execute(
+                    f"INSERT OR REPLACE INTO verdicts (workspace_id, {_VERDICT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                    (workspace_id, record.note_id, record.project_id, record.version, files, record.judged_at),
+                )
+                stored += 1
+        return stored
 
     def import_notes(self, workspace_id: str, items: Sequence[tuple[Note, Sequence[Note]]]) -> int:
         """One transaction: every new note with its revisions, or nothing. The FTS triggers index them as they land."""

@@ -11,7 +11,8 @@ only `{path: fileHash}` pairs) and `judge_note` answers per anchor and per note:
 A note is as stale as its stalest anchor (gone, then changed, then moved, then fresh): changed and gone notes must
 be re-checked before they are trusted. Reads use the end of this module: a client's `files` (notes anchored there
 lead) and `checkFreshness` (`{path: fileHash or null}`) checked, notes matched to files, verdicts from file hashes,
-and the mark a stale note's line carries (`[changed: src/retry.py, re-check]`).
+and the mark a stale note's line carries (`[changed: src/retry.py, re-check]`). Last, the verdicts recorded for the
+console: the last one per anchored file of each note, at the note version judged, and the project's summary.
 
 The text hash (`text_hash`) is SHA-256, in hex, of the anchored lines without their line endings (LF or CRLF), joined
 with LF. For a whole file that is `sha256(data.replace(b"\\r\\n", b"\\n").removesuffix(b"\\n"))`: a CRLF checkout
@@ -35,7 +36,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.model import LineRange
+from notewell.domain.model import LineRange, NoteStatus
 from notewell.domain.rules import check_anchor_path, quote_short
 
 if TYPE_CHECKING:
@@ -406,3 +407,112 @@ def anchored_first(notes: Iterable[Note], files: Sequence[str]) -> list[Note]:
     matched = [(match, note) for note in notes if (match := file_match(note.anchors, files)) is not None]
     matched.sort(key=lambda pair: (pair[1].updated_at, pair[1].id), reverse=True)
     return [note for _, note in sorted(matched, key=lambda pair: pair[0])]
+
+
+# ----- recorded verdicts: the last one on each anchored note, for the console ---------------------------------------
+# Reads that judge notes (get_context's checkFreshness) and `notewell check` record what they found, as derived data
+# beside the note (never a note version, never in the change feed). A client may judge a few files only, so a record
+# keeps one verdict per anchored file, and a new judgment replaces only the files it judged; the record holds for the
+# note version judged, and an edit or re-anchoring (a new version) leaves it behind: not checked since.
+
+# What the console weighs: the notes `notewell check` checks (superseded and historical notes are settled history).
+CHECKED_STATUSES = (NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED)
+STALE = frozenset({Freshness.CHANGED, Freshness.GONE})
+
+
+@dataclass(frozen=True, slots=True)
+class FileVerdict:
+    """The stalest verdict on a note's anchors in one file of one repository."""
+
+    repo: str
+    path: str
+    freshness: Freshness
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedVerdict:
+    """A note's last recorded verdicts: one per anchored file judged (in (repo, path) order), at note `version`.
+    `judged_at`: when the record last changed (a check that finds the same again writes nothing)."""
+
+    note_id: str
+    project_id: str
+    version: int
+    files: tuple[FileVerdict, ...]
+    judged_at: str
+
+    @property
+    def freshness(self) -> Freshness:
+        """The note's: its stalest file's."""
+        return max((f.freshness for f in self.files), key=_STALENESS.__getitem__, default=Freshness.FRESH)
+
+    @property
+    def stale_paths(self) -> tuple[str, ...]:
+        """The paths at the note's verdict when it is changed or gone, as stale_mark names them; else none."""
+        verdict = self.freshness
+        return tuple(dict.fromkeys(f.path for f in self.files if f.freshness is verdict)) if verdict in STALE else ()
+
+
+def file_verdicts(verdict: NoteVerdict) -> dict[tuple[str, str], Freshness]:
+    """A note verdict by file: for each (repo, path) judged, the stalest of its anchors there."""
+    files: dict[tuple[str, str], Freshness] = {}
+    for judged in verdict.anchors:
+        key = (judged.anchor.repo, judged.anchor.path)
+        before = files.get(key, Freshness.FRESH)
+        files[key] = max(before, judged.freshness, key=_STALENESS.__getitem__)
+    return files
+
+
+def record_verdict(
+    note: Note, verdict: NoteVerdict, before: RecordedVerdict | None, now: str
+) -> RecordedVerdict | None:
+    """The note's record once `verdict` (judged on `note` at its version) is added to `before`, the one stored: the
+    files judged now replace theirs, the others judged at the same version stay. None when nothing would change (no
+    write), or when `before` is of a later version (this judgment came from an older read)."""
+    if before is not None and before.version > note.version:
+        return None
+    kept = {(f.repo, f.path): f.freshness for f in before.files} if before and before.version == note.version else {}
+    files = {**kept, **file_verdicts(verdict)}
+    if before is not None and before.version == note.version and files == kept:
+        return None
+    ordered = tuple(FileVerdict(repo, path, files[repo, path]) for repo, path in sorted(files))
+    return RecordedVerdict(note.id, note.project_id, note.version, ordered, now)
+
+
+@dataclass(frozen=True, slots=True)
+class StaleNote:
+    note: Note
+    verdict: RecordedVerdict
+
+
+@dataclass(frozen=True, slots=True)
+class FreshnessSummary:
+    """A project's anchored notes by their last verdict at their current version.
+
+    `stale`: changed or gone, gone first, then the most recently judged. `counts`: how many are fresh and how many
+    moved (unchanged text elsewhere). `unchecked`: no verdict at the current version. `weighed`: the anchored notes
+    looked at; `complete` False when the project holds more than were weighed."""
+
+    stale: tuple[StaleNote, ...]
+    counts: Mapping[Freshness, int]
+    unchecked: int
+    weighed: int
+    complete: bool
+
+
+def summarize(notes: Sequence[Note], records: Mapping[str, RecordedVerdict], *, complete: bool) -> FreshnessSummary:
+    """The summary of the anchored `notes` given the records stored for them; a record of another version than the
+    note's no longer applies (the note was edited or re-anchored since), so that note counts as unchecked."""
+    stale: list[StaleNote] = []
+    counts = {Freshness.FRESH: 0, Freshness.MOVED: 0}
+    unchecked = 0
+    for note in notes:
+        record = records.get(note.id)
+        if record is None or record.version != note.version or not record.files:
+            unchecked += 1
+        elif record.freshness in STALE:
+            stale.append(StaleNote(note, record))
+        else:
+            counts[record.freshness] += 1
+    stale.sort(key=lambda s: s.verdict.judged_at, reverse=True)
+    stale.sort(key=lambda s: s.verdict.freshness is not Freshness.GONE)
+    return FreshnessSummary(tuple(stale), counts, unchecked, len(notes), complete)

@@ -3,11 +3,12 @@ the code has moved on from. Only paths, symbols, line numbers and hashes are sto
 
     notewell anchor NOTE_ID PATH[:START-END|#SYMBOL]...  anchor a note to files, lines or symbols (working tree, HEAD)
     notewell anchor --print PATH[:START-END|#SYMBOL]...  print those anchors as JSON, for a tool call's `anchors`
-    notewell check [--project P]                         each anchored note's freshness: fresh, moved, changed, gone
+    notewell check [--project P] [--no-record]           each anchored note's freshness: fresh, moved, changed, gone
 
 cli.py wires them in: `register(verbs)` adds the verbs and returns their parsers (cli gives them its store options),
 `run(args, session)` runs one, opening the store through `session` only when it needs it (`--print` never does).
-`check` exits 1 when a note is changed or gone, so scripts can stop on it.
+`check` exits 1 when a note is changed or gone, so scripts can stop on it, and records its verdicts in the store it
+checked against (the console lists the changed and gone notes), unless --no-record.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from notewell.adapters.git_tree import GitTree
 from notewell.domain import rules
-from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.freshness import Freshness, NoteVerdict, facts_in_tree, judge_note
+from notewell.domain.errors import InvalidArgumentError, UnavailableError
+from notewell.domain.freshness import STALE, Freshness, NoteVerdict, facts_in_tree, judge_note
 from notewell.domain.model import Anchor, LineRange
 from notewell.entrypoints.wire import AnchorOut
 
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     Session: TypeAlias = Callable[[], tuple[Services, Principal]]  # opens the store; who anchors and checks
 
 VERBS = frozenset({"anchor", "check"})
-STALE = frozenset({Freshness.CHANGED, Freshness.GONE})
 _SPEC = re.compile(r"(?P<path>.+?)(?::(?P<start>[0-9]+)(?:-(?P<end>[0-9]+))?|#(?P<symbol>[^#]+))?")
 _ORDER = [Freshness.GONE, Freshness.CHANGED, Freshness.MOVED, Freshness.FRESH]  # stalest first
 
@@ -56,6 +56,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> list
     )
     check = verbs.add_parser("check", help="List each anchored note's freshness: fresh, moved, changed or gone.")
     check.add_argument("--project", default=None, help="Only this project (default: every project).")
+    check.add_argument(
+        "--no-record",
+        dest="record",
+        action="store_false",
+        help="Only print the verdicts; by default they are recorded in the store, where the console lists the notes "
+        "to re-check (paths and verdicts only, never code).",
+    )
     for sub in (anchor, check):
         sub.add_argument(
             "--repo-dir",
@@ -77,6 +84,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return _anchor(args, session, tree, cwd)
     services, principal = session()
     report = check(services, principal, tree, [args.project] if args.project else None)
+    if args.record:
+        try:
+            report.recorded = services.freshness.record(principal, [(c.view.note, c.verdict) for c in report.notes])
+        except UnavailableError as exc:  # the verdicts are still worth printing; the next check records them
+            print(f"notewell: verdicts not recorded: {exc.message} Run notewell check again to record them.",
+                  file=sys.stderr)  # fmt: skip
     print(json.dumps(report.as_json(), ensure_ascii=False) if args.json else report.as_text())
     return 1 if report.stale else 0
 
@@ -163,6 +176,7 @@ class CheckReport:
     head: str
     notes: list[CheckedNote] = field(default_factory=list)
     elsewhere: dict[str, int] = field(default_factory=dict)  # other repositories: notes anchored only there
+    recorded: int | None = None  # verdicts that changed and were recorded for the console; None: not recorded
 
     @property
     def stale(self) -> bool:
@@ -179,6 +193,9 @@ class CheckReport:
             lines += [f"  {_anchor_line(note.id, judged)}" for judged in checked.verdict.anchors]
         for repo, count in sorted(self.elsewhere.items()):
             lines.append(f"{count} more anchored to {repo} only: run notewell check in that checkout.")
+        if self.recorded is not None and self.notes:
+            changed = f"{self.recorded} changed since the last check" if self.recorded else "none changed"
+            lines.append(f"Verdicts recorded for the console ({changed}).")
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, object]:
@@ -195,6 +212,7 @@ class CheckReport:
                 for c in self.notes
             ],
             "elsewhere": self.elsewhere,
+            "recorded": self.recorded,
         }  # fmt: skip
 
 

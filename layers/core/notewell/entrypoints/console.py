@@ -99,6 +99,7 @@ class Console:
             Route("/console/p/{project}/changes", self.timeline, methods=["GET"]),
             Route("/console/p/{project}/conflicts", self.conflicts, methods=["GET"]),
             Route("/console/p/{project}/search", self.search, methods=["GET"]),
+            Route("/console/p/{project}/freshness", self.freshness, methods=["GET"]),
             Route("/console/n/{note}", self.note, methods=["GET"]),
             Route("/console/n/{note}/edit", self.edit, methods=["GET", "POST"]),
             Route("/console/n/{note}/resolve", self.resolve, methods=["POST"]),
@@ -336,6 +337,16 @@ class Console:
             return pages.search_page(viewer, slug, query, outcome)
 
         return await self._read(request, who, "search", render)
+
+    async def freshness(self, request: Request) -> Response:
+        who = await self._who(request)
+        slug = request.path_params["project"]
+
+        def render(viewer: pages.Viewer) -> str:
+            assert who is not None
+            return pages.freshness_page(viewer, slug, self._services.console.freshness(who.principal, slug))
+
+        return await self._read(request, who, "freshness", render)
 
     async def note(self, request: Request) -> Response:
         who = await self._who(request)

@@ -18,12 +18,14 @@ from html import escape
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
+from notewell.domain.freshness import Freshness
 from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import SECTION_ORDER, Section
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
+    from notewell.domain.freshness import FreshnessSummary
     from notewell.domain.model import Note
     from notewell.services.console import NotePage, ProjectRow, Timeline
     from notewell.services.context import ContextResult
@@ -51,6 +53,7 @@ STYLE = (
     ".meta,.muted{color:var(--muted);font-size:.9rem}.tag{display:inline-block;border:1px solid var(--line);"
     "border-radius:999px;padding:0 .5rem;margin:0 .25rem 0 0;font-size:.85rem}"
     ".status-disputed,.status-superseded,.status-historical{font-weight:600}.status-disputed{color:var(--warn)}"
+    ".verdict{font-weight:600;color:var(--warn)}"
     "pre{white-space:pre-wrap;overflow-wrap:anywhere;font:14px/1.45 ui-monospace,monospace;margin:0}"
     ".diff ins{display:block;text-decoration:none;background:var(--ins)}"
     ".diff del{display:block;text-decoration:none;background:var(--del)}"
@@ -273,7 +276,8 @@ def usage_page(viewer: Viewer, report: UsageReport) -> str:
 
 
 def _project_nav(slug: str, current: str) -> str:
-    views = (("", "Current state"), ("changes", "Timeline"), ("conflicts", "Conflicts"), ("search", "Search"))
+    views = (("", "Current state"), ("changes", "Timeline"), ("conflicts", "Conflicts"), ("freshness", "Freshness"),
+             ("search", "Search"))  # fmt: skip
     items = "".join(
         f'<li><a href="{project_href(slug, view)}"{" aria-current=page" if view == current else ""}>{label}</a></li>'
         for view, label in views
@@ -444,6 +448,48 @@ def timeline_page(
         f"<h1>Timeline of {bdi(slug)}</h1>{_project_nav(slug, 'changes')}{form}<section>{notice}{table}{more}</section>"
     )
     return shell(f"Timeline of {slug}", body, viewer)
+
+
+RECHECK = "What to do: re-check the note against the code, then update or re-anchor it"
+
+
+def freshness_page(viewer: Viewer, slug: str, summary: FreshnessSummary) -> str:
+    """The project's anchored notes whose code changed or went at their last check, with what to do, and how the
+    others stand."""
+    rows = "".join(
+        f'<tr><td><a href="{note_href(s.note.id)}">{bdi(s.note.title)}</a><br><code>{escape(s.note.id)}</code></td>'
+        f'<td class="verdict">{escape(s.verdict.freshness.value)}</td>'
+        f"<td>{'<br>'.join(f'<code>{bdi(path)}</code>' for path in s.verdict.stale_paths)}</td>"
+        f"<td>{when(s.verdict.judged_at)}</td></tr>"
+        for s in summary.stale
+    )
+    table = (
+        f"<p>{escape(RECHECK)} (in a checkout: <code>notewell anchor NOTE_ID PATH</code>).</p>"
+        '<div class="scroll"><table><caption class="muted">Gone first; found: when a check first found the verdict'
+        '</caption><thead><tr><th scope="col">Note</th><th scope="col">Verdict</th><th scope="col">Files</th>'
+        f'<th scope="col">Found</th></tr></thead><tbody>{rows}</tbody></table></div>'
+        if rows
+        else "<p>None: no anchored note's code changed or went at its last check.</p>"
+    )
+    counts = summary.counts
+    if summary.weighed:
+        noun = "note" if summary.weighed == 1 else "notes"
+        tally = (
+            f"<p>{summary.weighed:,} anchored {noun}{'' if summary.complete else ' weighed (the project has more)'}: "
+            f"{len(summary.stale):,} to re-check, {counts[Freshness.FRESH]:,} fresh, {counts[Freshness.MOVED]:,} "
+            f"moved (the same code, elsewhere), {summary.unchecked:,} not checked since their last edit.</p>"
+        )
+    else:
+        tally = "<p>No note of this project is anchored to code yet.</p>"
+    body = (
+        f"<h1>Freshness of {bdi(slug)}</h1>{_project_nav(slug, 'freshness')}"
+        f'<section aria-labelledby="stale"><h2 id="stale">To re-check ({len(summary.stale)})</h2>{table}</section>'
+        f'<section aria-labelledby="anchored"><h2 id="anchored">Anchored notes</h2>{tally}'
+        '<p class="muted">Verdicts come from <code>notewell check</code> in a checkout of the code and from agents '
+        "whose get_context sends checkFreshness: only paths and hashes reach the server, never code. A note edited "
+        "or re-anchored since its last check counts as not checked.</p></section>"
+    )
+    return shell(f"Freshness of {slug}", body, viewer)
 
 
 def search_page(viewer: Viewer, slug: str, query: str, outcome: SearchOutcome | None) -> str:

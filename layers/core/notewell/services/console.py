@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from notewell.domain import console_session, rules
+from notewell.domain import console_session, freshness, rules
 from notewell.domain import oauth as oauth_rules
 from notewell.domain.console_session import ConsoleSession, OAuthFlow
 from notewell.domain.errors import (
@@ -34,6 +34,7 @@ from notewell.services.oauth import access_reference
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
+    from notewell.domain.freshness import FreshnessSummary
     from notewell.domain.model import ApiKey, Note, Principal, Project
     from notewell.ports import AuthRecords
     from notewell.services.access import Deps
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
     from notewell.services.oauth import OAuthService
 
 REVISIONS_SHOWN = 20  # a note page shows this many earlier versions as diffs, newest first
+# The anchored notes a project's freshness page weighs, at most: on DynamoDB per 100 of them one Query of anchor
+# pointers and a BatchGetItem each of the notes (title and version) and of their verdicts.
+ANCHORED_WEIGHED = 500
 CHAIN_HOPS = 10  # how far a note page follows supersession each way
 TIMELINE_PAGE = 50
 
@@ -272,6 +276,18 @@ class ConsoleService:
         if project is None:
             raise NotFoundError(f"There is no project {slug!r} yet; agents create it with their first note.")
         return project
+
+    def freshness(self, principal: Principal, slug: str) -> FreshnessSummary:
+        """The project's anchored notes by their last recorded verdict (freshness.summarize): the changed and gone
+        ones to re-check, and how many are fresh, moved or not checked at their current version."""
+        project = self.project(principal, slug)
+        store, workspace = self._deps.store, principal.workspace_id
+        notes = store.anchored_in_project(
+            workspace, project.id, statuses=freshness.CHECKED_STATUSES, limit=ANCHORED_WEIGHED + 1
+        )
+        weighed = notes[:ANCHORED_WEIGHED]
+        records = store.recorded_verdicts(workspace, project.id, [n.id for n in weighed])
+        return freshness.summarize(weighed, records, complete=len(notes) <= ANCHORED_WEIGHED)
 
     def note_page(self, principal: Principal, note_id: str) -> NotePage:
         """A note (deleted ones too: they can be restored) with its latest revisions and both supersession chains."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from notewell.domain.freshness import NoteVerdict
     from notewell.domain.model import Anchor, Note, Principal, Project
+    from notewell.services.freshness import FreshnessService
     from notewell.services.search import SearchService
 
 # How many candidates each source may load: fixed, so the store work never grows with the project.
@@ -49,9 +50,10 @@ class ContextResult:
 
 
 class ContextService:
-    def __init__(self, deps: Deps, search: SearchService) -> None:
+    def __init__(self, deps: Deps, search: SearchService, verdicts: FreshnessService) -> None:
         self._deps = deps
         self._search = search
+        self._verdicts = verdicts
 
     def get_context(
         self,
@@ -199,7 +201,8 @@ class ContextService:
 
         budget = packing.resolve_budget(max_tokens, target.default_max_tokens, detail)
         notice = None
-        if not conflicts and not any(candidates for _, candidates in sections):
+        # Notes hidden on other branches are not "no notes": the hidden line below says how to see them.
+        if not conflicts and not hidden and not any(candidates for _, candidates in sections):
             notice = (
                 f"Project {project!r} has no current notes. Record decisions and constraints with remember; "
                 "end sessions with checkpoint."
@@ -232,8 +235,12 @@ class ContextService:
         packed = packed_with({})
         anchored_paths = None
         if hashes is not None:
-            packed = self._judged(ws, packed, packed_with, anchors_of, hashes)
+            packed, verdicts = self._judged(ws, packed, packed_with, anchors_of, hashes)
             anchored_paths = tuple(sorted({a.path for i in _shown(packed) for a in anchors_of.get(i, ())}))
+            # Kept for the console at the version each note was shown at (a later edit makes the verdict moot).
+            shown_notes = {c.note.id: c.note for c in conflicts} | {c.note.id: c.note for _, cs in sections for c in cs}
+            judged = [(shown_notes[i], v) for i, v in verdicts.items() if i in shown_notes]
+            self._verdicts.record_in_passing(principal, judged)
         if packed.truncated:  # the text says so in its omitted list; the structured answer says it here
             notice = packing.unlisted_line(packed.unlisted)
         return ContextResult(target.slug, True, packed, notice, len(hidden), anchored_paths)
@@ -245,10 +252,11 @@ class ContextService:
         packed_with: Callable[[Mapping[str, NoteVerdict]], PackedContext],
         anchors_of: dict[str, tuple[Anchor, ...]],
         hashes: Mapping[str, str | None],
-    ) -> PackedContext:
+    ) -> tuple[PackedContext, dict[str, NoteVerdict]]:
         """The answer with each note it shows judged against the caller's file hashes (stale ones marked), their
-        anchors read where the candidates came lean (`anchors_of` is filled in). A mark costs tokens, so the notes
-        shown may change when packed again: those are judged in turn, JUDGE_ROUNDS times at most."""
+        anchors read where the candidates came lean (`anchors_of` is filled in), and the verdicts. A mark costs
+        tokens, so the notes shown may change when packed again: those are judged in turn, JUDGE_ROUNDS times at
+        most."""
         verdicts: dict[str, NoteVerdict] = {}
         for _ in range(JUDGE_ROUNDS):
             shown = _shown(packed)
@@ -264,7 +272,7 @@ class ContextService:
                 break
             verdicts.update(judged)
             packed = packed_with(verdicts)
-        return packed
+        return packed, verdicts
 
     def _candidates(
         self, principal: Principal, target: Project, include_historical: bool
