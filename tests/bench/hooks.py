@@ -10,7 +10,9 @@ the services, then time in interleaved rounds, each a new process as a client st
   hook_imports       the interpreter plus the hook module's imports;
   get_context_http   the tools/call POST a hook makes, from this process (server and HTTP, no process start);
   start_to_context   `python -m notewell.entrypoints.hooks context ...` with Claude Code's SessionStart payload on
-                     stdin, from spawn to exit with the context read from its stdout: what the client waits for.
+                     stdin, from spawn to exit with the context read from its stdout: what the client waits for;
+  prompt_to_context  `... hooks prompt ...` with UserPromptSubmit's payload, a session's first prompt (get_context with
+                     the prompt as its query): what the client waits for before the model reads the prompt.
 Then, once the reads are done (so they all saw exactly the seeded notes), `checkpoint` with Claude Code's SessionEnd
 payload and a transcript of --transcript-mb MB (the fixture session padded with tool results), a new session each
 run: transcript, git, the checkpoint call. Claude Code gives a SessionEnd hook 1.5 s by default.
@@ -33,6 +35,7 @@ from typing import Any
 from notewell.adapters.sqlite import SqliteStore
 from notewell.bootstrap import bootstrap
 from notewell.config import Settings
+from notewell.domain.hooks import PROMPT_LEAD
 from notewell.entrypoints.hooks import call_tool
 from tests.bench.common import PROJECT, CpuWatch, log, seed, table, timed_rounds, unlimited
 from tests.bench.corpus import Corpus
@@ -40,7 +43,7 @@ from tests.bench.local_server import Served, serve
 
 TARGET_P50_MS = 300.0
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "hooks" / "claude-code"
-READS = ("python_start", "hook_imports", "get_context_http", "start_to_context")
+READS = ("python_start", "hook_imports", "get_context_http", "start_to_context", "prompt_to_context")
 PADDING_LINE_CHARS = 50_000  # a tool result the size of a long file read
 
 
@@ -108,6 +111,12 @@ class Runner:
         if f"# {PROJECT}: lean context" not in out:
             self.errors["start_to_context"] = self.errors.get("start_to_context", 0) + 1
 
+    def prompt_to_context(self, number: object) -> None:
+        out = self._run("prompt_to_context", hook_command("prompt", self.url),
+                        payload("UserPromptSubmit", f"bench-prompt-{number}", self.transcript, self.repo))  # fmt: skip
+        if PROMPT_LEAD not in out:
+            self.errors["prompt_to_context"] = self.errors.get("prompt_to_context", 0) + 1
+
     def checkpoint(self, arguments: tuple[int, Path]) -> None:
         number, transcript = arguments
         self._run("checkpoint", hook_command("checkpoint", self.url),
@@ -163,7 +172,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             f"{result['size']:,} notes: start_to_context p50 {p50['start_to_context']:.1f} ms = interpreter "
             f"{p50['python_start']:.1f} + imports {imports:.1f} + get_context over HTTP {p50['get_context_http']:.1f} "
             f"+ the rest {rest:.1f}; context {result['context_tokens']} tokens; cores busy {result['reads_cpu_share']};"
-            f" errors {result['errors'] or 0}"
+            f" errors {result['errors'] or 0}; the first prompt's context p50 {p50['prompt_to_context']:.1f} ms"
         )
     if len(results) > 1:
         first, last = results[0], results[-1]

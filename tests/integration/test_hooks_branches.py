@@ -66,3 +66,34 @@ def test_a_feature_branchs_note_is_hidden_on_main_until_the_merge_then_shown(tmp
     assert "Webhook deliveries retry at most 3 times" in merged
     assert "left out" not in merged
     assert machine.log_text() == ""
+
+
+def update_project_calls(served: Served) -> int:
+    usage = tool(served, "get_usage", {})["structuredContent"]
+    return int(usage["callsByTool"].get("update_project", 0))  # type: ignore[index]
+
+
+def test_in_a_master_repository_the_defaults_notes_show_on_a_feature_branch_and_are_recorded_once(
+    tmp_path: Path, served: Served
+) -> None:
+    """The project existed before any session (its first note made it, with every project's default, `main`): the
+    hook records git's `master` on it at the first session start, then sends nothing more for it."""
+    machine = machine_for(HookClient.CLAUDE_CODE, tmp_path, served)
+    git(machine.repo, "branch", "-M", "master")
+    install = machine.notewell("hooks", "install", "--project", machine.project, "--url", mcp_url(served), "--yes")
+    assert install.returncode == 0, install.stderr
+    # Written on master by an agent the briefing told its branch ("pass branch: 'master'").
+    tool(served, "remember", {"project": machine.project, "type": "constraint", "branch": "master",
+                              "content": "Never log full card numbers, not even in debug builds."})  # fmt: skip
+
+    git(machine.repo, "checkout", "-q", "-b", "feature/retries")
+    before = update_project_calls(served)
+    started = context_of(machine.run_hook("SessionStart", payload(machine.repo, "SessionStart")).stdout)
+    assert "Never log full card numbers" in started
+    assert "left out" not in started
+    assert update_project_calls(served) - before == 1
+
+    again = context_of(machine.run_hook("SessionStart", payload(machine.repo, "SessionStart")).stdout)
+    assert "Never log full card numbers" in again
+    assert update_project_calls(served) - before == 1  # recorded already: no call
+    assert machine.log_text() == ""

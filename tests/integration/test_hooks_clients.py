@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import string
 import subprocess
@@ -367,6 +368,81 @@ def test_uninstall_gives_back_the_users_file_byte_for_byte(tmp_path: Path, serve
     assert install.returncode == 0 and uninstall.returncode == 0
     assert '+            "command": "notify-send done"' not in install.stdout  # the user's entry is not touched
     assert (machine.repo / ".codex" / "hooks.json").read_text() == original
+
+
+FOUR_SPACES = {"permissions": {"allow": ["Bash(make test)"]}, "env": {"LANG": "fr_FR.UTF-8", "GREETING": "Ça va"}}
+
+
+def test_a_four_space_file_keeps_its_layout_and_uninstall_gives_it_back_byte_for_byte(
+    tmp_path: Path, served: Served
+) -> None:
+    machine = machine_for(HookClient.CLAUDE_CODE, tmp_path, served)
+    settings = machine.repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    original = json.dumps(FOUR_SPACES, indent=4, ensure_ascii=False) + "\n"
+    settings.write_text(original)
+
+    install = machine.notewell("hooks", "install", "--url", mcp_url(served), "--yes")
+
+    assert install.returncode == 0, install.stderr
+    removed = [line for line in install.stdout.splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert removed in ([], ["-    }"])  # the user's lines stay as they were (at most one gains a comma)
+    installed = settings.read_text()
+    assert '\n    "hooks": {\n        "SessionStart": [' in installed and '\n  "' not in installed
+
+    uninstall = machine.notewell("hooks", "uninstall", "--yes")
+
+    assert uninstall.returncode == 0, uninstall.stderr
+    assert "it is back as it was before install" in uninstall.stdout
+    assert settings.read_bytes() == original.encode()
+
+
+def test_an_empty_settings_file_the_user_had_is_given_back_not_deleted(tmp_path: Path, served: Served) -> None:
+    machine = machine_for(HookClient.CLAUDE_CODE, tmp_path, served)
+    settings = machine.repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text("{}")
+
+    install = machine.notewell("hooks", "install", "--url", mcp_url(served), "--yes")
+    uninstall = machine.notewell("hooks", "uninstall", "--yes")
+
+    assert install.returncode == 0 and uninstall.returncode == 0
+    assert settings.read_bytes() == b"{}"
+
+
+def test_a_file_edited_since_install_keeps_the_edit_and_its_layout_and_is_never_deleted(
+    tmp_path: Path, served: Served
+) -> None:
+    machine = machine_for(HookClient.CLAUDE_CODE, tmp_path, served)
+    settings = machine.repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    assert machine.notewell("hooks", "install", "--url", mcp_url(served), "--yes").returncode == 0
+    edited = {**json.loads(settings.read_text()), "model": "opus"}  # the user's own edit, in the file's layout
+    settings.write_text(json.dumps(edited, indent=4) + "\n")
+
+    uninstall = machine.notewell("hooks", "uninstall", "--yes")
+
+    assert uninstall.returncode == 0, uninstall.stderr
+    assert settings.read_text() == '{\n    "model": "opus"\n}\n'
+    settings.write_text("{}\n")
+    assert machine.notewell("hooks", "install", "--url", mcp_url(served), "--yes").returncode == 0
+    settings.write_text(json.dumps(json.loads(settings.read_text()), indent=8) + "\n")  # reformatted since install
+    assert machine.notewell("hooks", "uninstall", "--yes").returncode == 0
+    assert settings.read_text() == "{}\n"  # nothing of theirs left in it, but it is theirs
+
+
+def test_hooks_installed_before_install_kept_records_still_come_out_entirely(tmp_path: Path, served: Served) -> None:
+    machine = machine_for(HookClient.CLAUDE_CODE, tmp_path, served)
+    settings = machine.repo / ".claude" / "settings.local.json"
+    assert machine.notewell("hooks", "install", "--url", mcp_url(served), "--yes").returncode == 0
+    shutil.rmtree(Path(machine.env["NOTEWELL_HOME"]) / "hooks" / "installs")  # as an older version left it
+    again = machine.notewell("hooks", "install", "--url", mcp_url(served).replace("127.0.0.1", "localhost"), "--yes")
+    assert again.returncode == 0, again.stderr
+
+    assert machine.notewell("hooks", "uninstall", "--yes").returncode == 0
+
+    assert settings.read_text() == "{}\n"  # whose the file was is not known: kept, with nothing of Notewell's in it
 
 
 def test_a_configuration_the_client_could_not_read_is_refused_with_nothing_written(

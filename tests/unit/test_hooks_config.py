@@ -36,7 +36,7 @@ def commands(client: HookClient, url: str = URL, project: str | None = "billing-
 def test_claude_code_gets_a_command_group_per_event_with_a_timeout() -> None:
     installed = with_hooks({}, CLIENTS[HookClient.CLAUDE_CODE], commands(HookClient.CLAUDE_CODE))
 
-    assert list(installed["hooks"]) == ["SessionStart", "PreCompact", "SessionEnd"]
+    assert list(installed["hooks"]) == ["SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"]
     (group,) = installed["hooks"]["SessionStart"]
     (entry,) = group["hooks"]
     assert entry["type"] == "command" and entry["timeout"] == 5
@@ -45,10 +45,19 @@ def test_claude_code_gets_a_command_group_per_event_with_a_timeout() -> None:
     assert shlex.split(group["hooks"][0]["command"])[3] == "checkpoint"
 
 
+@pytest.mark.parametrize("client", [HookClient.CLAUDE_CODE, HookClient.CODEX])
+def test_the_first_prompt_is_answered_lean_whatever_the_session_starts_with(client: HookClient) -> None:
+    deep = hook_commands(PYTHON, HookSettings(client, "billing-api", URL, "deep", 4000))
+
+    words = shlex.split(deep["UserPromptSubmit"])
+
+    assert words[3] == "prompt" and "--detail" not in words and "--max-tokens" not in words
+
+
 def test_codex_checkpoints_at_each_turn_end_since_it_has_no_session_end() -> None:
     installed = with_hooks({}, CLIENTS[HookClient.CODEX], commands(HookClient.CODEX))
 
-    assert list(installed["hooks"]) == ["SessionStart", "PreCompact", "Stop"]
+    assert list(installed["hooks"]) == ["SessionStart", "UserPromptSubmit", "PreCompact", "Stop"]
 
 
 def test_cursor_gets_version_1_and_flat_commands_without_keys_it_does_not_document() -> None:
@@ -107,7 +116,7 @@ def test_installing_again_with_another_url_replaces_the_command_where_it_stands_
     (group,) = again["hooks"]["PreCompact"]
     assert group["matcher"] == "auto" and group["hooks"][0]["timeout"] == 9
     assert "https://notes.example.com/mcp" in group["hooks"][0]["command"]
-    assert json.dumps(again).count(MARKER) == 3  # one command per event, never a second
+    assert json.dumps(again).count(MARKER) == 4  # one command per event, never a second
 
 
 def test_uninstall_takes_out_only_notewells_command_from_a_group_the_user_shares_with_it() -> None:
@@ -149,6 +158,29 @@ def test_the_diff_of_a_new_file_adds_every_line_as_git_shows_it() -> None:
         '+  "hooks": {}',
         "+}",
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{\n    "permissions": {\n        "allow": [\n            "Bash(make test)"\n        ]\n    }\n}\n',
+     '{\n\t"model": "opus",\n\t"env": {\n\t\t"A": "é"\n\t}\n}', "{}", "{}\n"],
+    ids=["four spaces", "tabs without a final line break", "empty object", "empty object and line break"],
+)  # fmt: skip
+def test_a_file_is_written_back_in_its_own_layout(text: str) -> None:
+    assert render_config(json.loads(text), like=text) == text
+
+
+def test_a_file_in_its_own_layout_changes_only_by_notewells_lines() -> None:
+    theirs = '{\n    "permissions": {\n        "allow": [\n            "Bash(make test)"\n        ]\n    }\n}\n'
+    spec = CLIENTS[HookClient.CLAUDE_CODE]
+
+    diff = config_diff(
+        "s.json", theirs, render_config(with_hooks(json.loads(theirs), spec, commands(spec.client)), like=theirs)
+    )
+
+    changed = [line for line in diff.splitlines()[2:] if line[:1] in "+-"]
+    assert [line for line in changed if line.startswith("-")] in ([], ["-    }"])  # at most: now "    },"
+    assert {(len(line) - len(line[1:].lstrip(" ")) - 1) % 4 for line in changed} == {0}  # four spaces, as theirs
 
 
 def test_a_command_survives_an_interpreter_path_with_spaces_and_names_no_project_in_user_scope() -> None:

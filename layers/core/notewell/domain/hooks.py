@@ -39,6 +39,7 @@ class HookClient(StrEnum):
 
 class HookAction(StrEnum):
     CONTEXT = "context"  # session start: the project's context is added to the model's
+    PROMPT = "prompt"  # the session's first prompt: the project's context for what it asks
     CHECKPOINT = "checkpoint"  # before compaction and at the end: a checkpoint from the transcript
 
 
@@ -59,17 +60,20 @@ CLIENTS: dict[HookClient, ClientHooks] = {
     # place for a command naming this machine's Python. SessionEnd, not Stop: Stop fires after every turn.
     HookClient.CLAUDE_CODE: ClientHooks(
         HookClient.CLAUDE_CODE, "Claude Code", ".claude/settings.local.json", "settings.json",
-        (("SessionStart", HookAction.CONTEXT), ("PreCompact", HookAction.CHECKPOINT),
-         ("SessionEnd", HookAction.CHECKPOINT)),
+        (("SessionStart", HookAction.CONTEXT), ("UserPromptSubmit", HookAction.PROMPT),
+         ("PreCompact", HookAction.CHECKPOINT), ("SessionEnd", HookAction.CHECKPOINT)),
         grouped=True,
     ),
     # Codex has no session-end event in its released versions, so its turn end (Stop) checkpoints: each one replaces
-    # the session's previous handoff (see the entrypoint).
+    # the session's previous handoff (see the entrypoint). Its UserPromptSubmit takes additionalContext as Claude
+    # Code's does (codex-rs/hooks user-prompt-submit.command.output.schema.json).
     HookClient.CODEX: ClientHooks(
         HookClient.CODEX, "Codex", ".codex/hooks.json", "hooks.json",
-        (("SessionStart", HookAction.CONTEXT), ("PreCompact", HookAction.CHECKPOINT), ("Stop", HookAction.CHECKPOINT)),
+        (("SessionStart", HookAction.CONTEXT), ("UserPromptSubmit", HookAction.PROMPT),
+         ("PreCompact", HookAction.CHECKPOINT), ("Stop", HookAction.CHECKPOINT)),
         grouped=True,
     ),
+    # Cursor's beforeSubmitPrompt can only let a prompt through or stop it (`continue`, `user_message`): no context.
     HookClient.CURSOR: ClientHooks(
         HookClient.CURSOR, "Cursor", ".cursor/hooks.json", "hooks.json",
         (("sessionStart", HookAction.CONTEXT), ("preCompact", HookAction.CHECKPOINT),
@@ -209,8 +213,15 @@ def without_hooks(document: Mapping[str, object], spec: ClientHooks, *, keep: It
     return result
 
 
-def render_config(document: Mapping[str, object]) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+_INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
+
+
+def render_config(document: Mapping[str, object], like: str | None = None) -> str:
+    """`document` as JSON, laid out as `like` (the file as it is) was: its indentation (two spaces when it shows
+    none) and its final line break or none, so that only the lines that changed differ."""
+    indent = _INDENT.search(like or "")
+    text = json.dumps(document, indent=indent.group(1) if indent else 2, ensure_ascii=False)
+    return text + "\n" if not like or like.endswith("\n") else text
 
 
 def config_diff(label: str, before: str | None, after: str | None) -> str:
@@ -284,12 +295,26 @@ def relevant_line(files: int) -> str:
     return f"Relevant below: notes anchored to the {files} {noun} changed on this branch since the last session."
 
 
-def context_output(client: HookClient, text: str) -> str:
-    """The session-start hook's standard output: Cursor reads `additional_context`; Claude Code and Codex read
-    `hookSpecificOutput.additionalContext` (both also take plain text, but JSON says it is context, not a message)."""
+def context_output(client: HookClient, text: str, event: str = "SessionStart") -> str:
+    """A hook's standard output adding `text` to the model's context on `event`: Cursor reads `additional_context`;
+    Claude Code and Codex read `hookSpecificOutput.additionalContext` (both also take plain text, but JSON says it is
+    context, not a message)."""
     if client is HookClient.CURSOR:
         return json.dumps({"additional_context": text})  # ASCII escapes: whatever the locale of the pipe
-    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}})
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
+
+
+# ----- the first prompt ----------------------------------------------------------------------------------------------
+
+QUERY_CHARS = 500  # get_context's query limit (services/context.py MAX_QUERY_CHARS)
+PROMPT_LEAD = "Notewell's notes on this request (the project's context, searched with it):"
+
+
+def prompt_query(prompt: object) -> str | None:
+    """The first prompt as get_context's `query`: on one line, clipped to the query limit; None when it says nothing."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        return None
+    return _clip(prompt, QUERY_CHARS)
 
 
 # ----- transcripts -------------------------------------------------------------------------------------------------
@@ -524,6 +549,50 @@ def checkpoint_request(
     digest = request_digest(request)
     request["idempotencyKey"] = f"hook:{_session_label(moment.session_id)}:{digest}"
     return request
+
+
+# ----- anchors for what a checkpoint files -------------------------------------------------------------------------
+
+ANCHORS_PER_NOTE = 20  # a note takes this many anchors (rules.MAX_ANCHORS): the files with most lines changed
+ANCHORED_KINDS = frozenset({"decision", "failed_approach"})  # checkpoint items made in this session's code
+
+
+def lines_changed(*numstats: str) -> dict[str, int]:
+    """Lines added and deleted per path, summed over `git diff|log --numstat -z --no-renames` outputs (`added TAB
+    deleted TAB path` entries; a binary file's `-` counts nothing)."""
+    counts: dict[str, int] = {}
+    for numstat in numstats:
+        for entry in numstat.split("\0"):
+            added, _, rest = entry.lstrip("\n").partition("\t")
+            deleted, _, path = rest.partition("\t")
+            if path:
+                counts[path] = counts.get(path, 0) + sum(int(n) for n in (added, deleted) if n.isdigit())
+    return counts
+
+
+def most_changed(paths: Iterable[str], changed: Mapping[str, int]) -> list[str]:
+    """`paths` with the most lines changed first; ties keep their order."""
+    return sorted(paths, key=lambda path: -changed.get(path, 0))
+
+
+def whole_file_anchor(repo: str, path: str, commit: str, hashed: str) -> dict[str, object]:
+    """The anchor `notewell anchor PATH` makes of a whole file (rules.anchor_json): its content is the file, so its
+    contentHash is its fileHash."""
+    return {"repo": repo, "path": path, "commit": commit, "contentHash": hashed, "fileHash": hashed}
+
+
+def filed_notes(result: Mapping[str, object]) -> list[str]:
+    """The notes a checkpoint's answer (structuredContent) made of this session's code: the handoff, and the decisions
+    and failed approaches it filed as new notes (an open item is work still to do; an updated note predates it)."""
+    handoff = result.get("handoff")
+    ids = [handoff["id"]] if isinstance(handoff, dict) and isinstance(handoff.get("id"), str) else []
+    items = result.get("items")
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or item.get("kind") not in ANCHORED_KINDS or item.get("status") != "created":
+            continue
+        if isinstance(item.get("id"), str):
+            ids.append(item["id"])
+    return ids
 
 
 def request_digest(request: Mapping[str, object]) -> str:

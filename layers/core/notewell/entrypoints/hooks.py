@@ -1,16 +1,19 @@
 """Coding-client hooks: the commands Claude Code, Codex and Cursor run, and `notewell hooks install|uninstall`.
 
     python -m notewell.entrypoints.hooks context    --client C [--project P] --url U [--detail D] [--max-tokens N]
+    python -m notewell.entrypoints.hooks prompt     --client C [--project P] --url U
     python -m notewell.entrypoints.hooks checkpoint --client C [--project P] --url U
 
-Both read the client's JSON payload on standard input. `context` (session start) prints the project's get_context
-for the client to add to the model's context; `checkpoint` (before compaction, at the end) sends a checkpoint made
-from the session's transcript and git. A hook must never block its client: each run has a deadline of two seconds,
-after which the process exits whatever it is doing, and every failure is written to a log file and skipped; the exit
-status is always 0.
+Each reads the client's JSON payload on standard input. `context` (session start) prints the project's get_context
+for the client to add to the model's context; `prompt` (each prompt; only the session's first is answered) prints
+get_context searched with what the prompt asks; `checkpoint` (before compaction, at the end) sends a checkpoint made
+from the session's transcript and git, anchored to the files the session changed. A hook must never block its client:
+each run has a deadline of two seconds, after which the process exits whatever it is doing, and every failure is
+written to a log file and skipped; the exit status is always 0.
 
 Start-up time is most of a hook's cost, so this module imports only the standard library and the pure
-`notewell.domain.hooks` (about 65 ms to start, against 700 ms for the `notewell` command and its dependencies), and
+`notewell.domain.hooks` (about 65 ms to start, against 700 ms for the `notewell` command and its dependencies; a
+checkpoint also imports the repository-name rule of `notewell anchor`), and
 talks to the server with one plain JSON-RPC POST in the stateless 2026-07-28 protocol era: no MCP client, no
 handshake. A deployed stack is reached the same way, with the key or OAuth token the client itself uses.
 """
@@ -35,8 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from notewell.domain.hooks import (
+    ANCHORS_PER_NOTE,
     CLIENTS,
     HASHES_SENT,
+    PROMPT_LEAD,
     HookAction,
     HookClient,
     HookConfigError,
@@ -48,16 +53,21 @@ from notewell.domain.hooks import (
     config_diff,
     context_output,
     file_hash,
+    filed_notes,
     files_in_view,
     files_touched,
     hook_commands,
     hook_files,
+    lines_changed,
+    most_changed,
+    prompt_query,
     read_session,
     relevant_line,
     render_config,
     request_digest,
     sendable,
     session_context,
+    whole_file_anchor,
     with_hooks,
     without_hooks,
 )
@@ -78,6 +88,8 @@ STATE_DAYS = 30  # a session's checkpoint state is kept this long
 MAX_HASH_BYTES = 8 * 1024 * 1024  # a larger file is not hashed, so notes anchored to it are not judged
 HASH_RESERVE_S = 0.8  # hashing stops with this much of the deadline left: get_context must still be answered
 SECOND_CALL_S = 0.6  # a second get_context (judging anchored files the first did not hash) only with this much left
+ANCHOR_RESERVE_S = 0.4  # hashing files to anchor a checkpoint stops with this much left: update_note must be sent
+MERGED_KEPT = 500  # merged branches the hook remembers having recorded (a project keeps as many)
 LOG_BYTES = 1024 * 1024  # the log is rotated once past this size
 
 
@@ -170,14 +182,20 @@ def current_branch(start: Path) -> str | None:
     return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else None
 
 
-def default_branch(directory: Path, timeout: float) -> str:
-    """The branch others merge into: origin's HEAD when the clone knows it, else `main`, else `master`."""
+def git_default_branch(directory: Path, timeout: float) -> str | None:
+    """The branch others merge into, as git knows it: origin's HEAD when the clone has it, else a local `main`, else
+    `master` (None: none of those)."""
     origin = _git(directory, ["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], timeout).strip()
     if origin.startswith("origin/"):
         return origin.removeprefix("origin/")
     listed = _git(directory, ["for-each-ref", "--format=%(refname:short)", "refs/heads/main", "refs/heads/master"],
                   timeout).split()  # fmt: skip
-    return listed[0] if listed else "main"
+    return listed[0] if listed else None
+
+
+def default_branch(directory: Path, timeout: float) -> str:
+    """git_default_branch, else `main` (a new project's default branch)."""
+    return git_default_branch(directory, timeout) or "main"
 
 
 def merged_branches(directory: Path, default: str, timeout: float) -> list[str]:
@@ -389,7 +407,59 @@ class Deadline:
         self._timer.cancel()
 
 
-# ----- the two hooks -------------------------------------------------------------------------------------------------
+# ----- state kept between runs ---------------------------------------------------------------------------------------
+
+
+def _write_json(path: Path, data: Mapping[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(data), encoding="utf-8")
+    temporary.replace(path)
+
+
+def _save_state(path: Path, state: Mapping[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    cutoff = time.time() - STATE_DAYS * 86_400
+    for old in path.parent.glob("*.json"):  # sessions long over
+        with contextlib.suppress(OSError):
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+    _write_json(path, state)
+
+
+class StateFile:
+    """One small JSON object kept between hook runs; a file that cannot be read is empty, one that cannot be written
+    is let go (the next run does the work again)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        loaded = _read_json(path)
+        self.data: dict[str, object] = loaded if isinstance(loaded, dict) else {}
+
+    @classmethod
+    def of_session(cls, environ: Mapping[str, str], client: str, session: str) -> StateFile:
+        """A session's: its checkpoint (the live handoff, what it held), the files its start sent, its first prompt."""
+        name = hashlib.sha256(f"{client}:{session}".encode()).hexdigest()[:32]
+        return cls(hooks_home(environ) / "sessions" / f"{name}.json")
+
+    @classmethod
+    def of_repository(cls, environ: Mapping[str, str], project: str, root: Path) -> StateFile:
+        """A project's in one working tree: the HEAD each branch's last session started at, the paths its notes are
+        anchored to, what the hook last recorded of its branches."""
+        name = hashlib.sha256(f"{project}\n{root}".encode()).hexdigest()[:32]
+        return cls(hooks_home(environ) / "repos" / f"{name}.json")
+
+    def save(self, **changes: object) -> None:
+        self.data.update(changes)
+        with contextlib.suppress(OSError):
+            _save_state(self.path, self.data)
+
+
+def _session_id(payload: Mapping[str, object]) -> str:
+    return str(payload.get("session_id") or payload.get("conversation_id") or "unknown")
+
+
+# ----- the hooks -----------------------------------------------------------------------------------------------------
 
 
 def _client_token(args: argparse.Namespace, directory: Path, environ: Mapping[str, str]) -> str:
@@ -406,8 +476,9 @@ def context_answer(
     args: argparse.Namespace, payload: Mapping[str, object], environ: Mapping[str, str], timeout: Callable[[], float]
 ) -> str:
     """The session-start hook's output: the project's get_context, in the client's JSON. In a git repository it
-    sends the files changed on this branch since the last session (their anchored notes lead) and the hashes of the
-    files anchored notes name (stale ones are marked): see code_view.
+    records the project's default and merged branches (sync_branches), and sends the files changed on this branch
+    since the last session (their anchored notes lead) and the hashes of the files anchored notes name (stale ones
+    are marked): see code_view.
 
     Raises:
         HookError: no key, or the call failed.
@@ -419,61 +490,142 @@ def context_answer(
     if args.max_tokens is not None:
         arguments["maxTokens"] = args.max_tokens
     branch = current_branch(directory)
-    default = default_branch(directory, min(GIT_TIMEOUT_S, timeout())) if git_dirs(directory) else None
+    root = repository_root(directory)
+    repo = StateFile.of_repository(environ, project, root)
+    in_git = git_dirs(directory) is not None
+    known = git_default_branch(directory, min(GIT_TIMEOUT_S, timeout())) if in_git else None
+    default = (known or "main") if in_git else None
     if branch is not None and default is not None:
         arguments["branch"] = branch
-        sync_branches(args.url, token, project, directory, default, timeout)
+        sync_branches(args.url, token, project, directory, known, repo, timeout)
     client = HookClient(args.client)
-    view = (
-        code_view(client, environ, project, repository_root(directory), branch, default, timeout) if default else None
-    )
-    try:
-        result = call_tool(args.url, token, "get_context", {**arguments, **(view.arguments() if view else {})},
-                           timeout())  # fmt: skip
-    except ToolRefusedError as refused:
-        if view is None:
-            raise
-        # A server older than `files` and `checkFreshness` refuses them: the briefing matters more.
-        log_failure(environ, "get_context", f"{refused}; asked again without files and checkFreshness")
-        view, result = None, call_tool(args.url, token, "get_context", arguments, timeout())
-    leading: list[str] = []
+    view = code_view(client, repo, root, branch, default, timeout) if default else None
+    if view is not None:  # what the session's first prompt sends again (the HEAD kept below is this session's)
+        StateFile.of_session(environ, client.value, _session_id(payload)).save(files=view.changed)
+    result, view = ask_context(args.url, token, arguments, view, environ, timeout)
+    leading = [relevant_line(len(view.changed))] if view is not None and view.led(result) else []
     if view is not None:
-
-        def again(more: Mapping[str, object]) -> dict[str, object]:
-            return call_tool(args.url, token, "get_context", {**arguments, **more}, timeout())
-
-        result = view.judge_the_rest(result, again, timeout)
         view.save(result)
-        sections = _get(result.get("structuredContent"), "sections")
-        if view.files and isinstance(sections, list) and any(_get(s, "name") == "relevant" for s in sections):
-            leading.append(relevant_line(len(view.changed)))
     # The agent's own writes carry the branch only if it knows it: the briefing tells it.
     if branch:
         leading.append(f"Git branch: {branch}; pass branch: {branch!r} when you remember or checkpoint.")
     return context_output(client, session_context(_text_of(result), leading=leading))
 
 
+def prompt_answer(
+    args: argparse.Namespace, payload: Mapping[str, object], environ: Mapping[str, str], timeout: Callable[[], float]
+) -> str | None:
+    """The first prompt's hook output: get_context with the prompt as its query, and the code in view as the session
+    start sent it, so the session is oriented by the task asked; None for every later prompt of the session (and for
+    one that says nothing). The prompt is taken as asked once, even when the call fails: a later prompt never waits
+    on the server again.
+
+    Raises:
+        HookError: no key, or the call failed.
+    """
+    query = prompt_query(payload.get("prompt"))
+    session = StateFile.of_session(environ, args.client, _session_id(payload))
+    if query is None or session.data.get("prompted"):
+        return None
+    session.save(prompted=True)
+    directory = payload_directory(payload)
+    project = args.project or project_for(directory)
+    token = _client_token(args, directory, environ)
+    arguments: dict[str, object] = {"project": project, "query": query, "detail": args.detail}
+    if args.max_tokens is not None:
+        arguments["maxTokens"] = args.max_tokens
+    branch = current_branch(directory)
+    default = default_branch(directory, min(GIT_TIMEOUT_S, timeout())) if git_dirs(directory) else None
+    if branch is not None and default is not None:
+        arguments["branch"] = branch
+    started = session.data.get("files")
+    changed = [path for path in started if isinstance(path, str)] if isinstance(started, list) else None
+    client = HookClient(args.client)
+    root = repository_root(directory)
+    repo = StateFile.of_repository(environ, project, root)
+    view = code_view(client, repo, root, branch, default, timeout, changed=changed) if default else None
+    result, view = ask_context(args.url, token, arguments, view, environ, timeout)
+    leading = [PROMPT_LEAD]
+    if view is not None and view.led(result):
+        leading.append(relevant_line(len(view.changed)))
+    return context_output(client, "\n\n".join([*leading, _text_of(result).strip()]), "UserPromptSubmit")
+
+
+def ask_context(
+    url: str,
+    token: str,
+    arguments: Mapping[str, object],
+    view: CodeView | None,
+    environ: Mapping[str, str],
+    timeout: Callable[[], float],
+) -> tuple[dict[str, object], CodeView | None]:
+    """get_context with what `view` says of the code in hand, asked once more when the answer shows notes anchored to
+    files the view had no hash of; returns the answer and the view it was given (None: the server refused it).
+
+    Raises:
+        HookError: the call failed.
+    """
+    try:
+        result = call_tool(url, token, "get_context", {**arguments, **(view.arguments() if view else {})}, timeout())
+    except ToolRefusedError as refused:
+        if view is None:
+            raise
+        # A server older than `files` and `checkFreshness` refuses them: the briefing matters more.
+        log_failure(environ, "get_context", f"{refused}; asked again without files and checkFreshness")
+        return call_tool(url, token, "get_context", arguments, timeout()), None
+    if view is None:
+        return result, None
+
+    def again(more: Mapping[str, object]) -> dict[str, object]:
+        return call_tool(url, token, "get_context", {**arguments, **more}, timeout())
+
+    return view.judge_the_rest(result, again, timeout), view
+
+
 def sync_branches(
-    url: str, token: str, project: str, directory: Path, default: str, timeout: Callable[[], float]
+    url: str,
+    token: str,
+    project: str,
+    directory: Path,
+    known_default: str | None,
+    repo: StateFile,
+    timeout: Callable[[], float],
 ) -> None:
-    """Record the branches git says are merged, so their notes show on the default branch from this session on.
-    A refused sync (a read-only key) is let go: the briefing matters more than the sync."""
-    merged = merged_branches(directory, default, min(GIT_TIMEOUT_S, timeout()))
-    if merged:
-        with contextlib.suppress(HookError):
-            call_tool(url, token, "update_project", {"project": project, "mergedBranches": merged}, timeout())
+    """Record on the project what git says of its branches, so the notes written on the default branch and on merged
+    ones show from this session on: the default branch git knows (`master` or `trunk` as well as `main`) when it is
+    not the one this hook last recorded (`main`, every project's own, before any), and the merged branches it has
+    not recorded yet. One update_project when something is new, none otherwise; a refused one (a read-only key) is
+    let go, and tried again at the next start: the briefing matters more."""
+    default = known_default or "main"
+    kept = repo.data.get("recorded")
+    recorded = kept if isinstance(kept, dict) else {}
+    listed = recorded.get("merged")
+    merged_before = [name for name in listed if isinstance(name, str)] if isinstance(listed, list) else []
+    change: dict[str, object] = {}
+    if known_default is not None and known_default != recorded.get("defaultBranch", "main"):
+        change["defaultBranch"] = known_default
+    new = [b for b in merged_branches(directory, default, min(GIT_TIMEOUT_S, timeout())) if b not in merged_before]
+    if new:
+        change["mergedBranches"] = new
+    if not change:
+        return
+    try:
+        call_tool(url, token, "update_project", {"project": project, **change}, timeout())
+    except HookError:
+        return
+    repo.save(recorded={"defaultBranch": default, "merged": [*merged_before, *new][-MERGED_KEPT:]})
 
 
 class CodeView:
-    """What a session start tells get_context about the code in hand, and what it keeps for the next one (a file per
-    project and working tree: the HEAD each branch's last session started at, the paths its notes are anchored to).
+    """What a hook tells get_context about the code in hand, and what a session start keeps for the next one (in the
+    repository's StateFile: the HEAD each branch's last session started at, the paths its notes are anchored to).
 
     `changed`: files changed on the branch since its last session (the first: since it left the default branch),
     committed or in the work tree, deleted ones too; sent as `files` (files_in_view). `hashes`: the fileHash of
     each of those and of the anchored paths kept, None for a file not in the tree; sent as `checkFreshness`."""
 
-    def __init__(self, state_path: Path, state: dict[str, object], root: Path, branch: str | None, head: str) -> None:
-        self.state_path, self.state, self.root, self.branch, self.head = state_path, state, root, branch, head
+    def __init__(self, repo: StateFile, root: Path, branch: str | None, head: str) -> None:
+        self.repo, self.root, self.branch, self.head = repo, root, branch, head
         self.changed: list[str] = []
         self.hashes: dict[str, str | None] = {}
 
@@ -487,6 +639,11 @@ class CodeView:
         if self.files:
             view["files"] = list(self.files)
         return view
+
+    def led(self, result: Mapping[str, object]) -> bool:
+        """Whether the answer opens with notes anchored to the changed files (its relevant section)."""
+        sections = _get(result.get("structuredContent"), "sections")
+        return bool(self.files) and isinstance(sections, list) and any(_get(s, "name") == "relevant" for s in sections)
 
     def hash(self, paths: Sequence[str], timeout: Callable[[], float]) -> list[str]:
         """Hash each path not hashed yet (None: not in the tree; a directory, an unreadable or very large file, or a
@@ -531,37 +688,35 @@ class CodeView:
 
     def save(self, result: Mapping[str, object]) -> None:
         listed = _get(result.get("structuredContent"), "meta", "anchoredPaths")
-        heads = self.state.get("heads")
+        heads = self.repo.data.get("heads")
         heads = dict(heads) if isinstance(heads, dict) else {}
         if self.branch is not None and self.head:
             heads[self.branch] = self.head
-        anchored = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else self.state.get("anchored")
-        with contextlib.suppress(OSError):
-            _save_state(self.state_path, {"heads": heads, "anchored": anchored or []})
+        anchored = (
+            [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else self.repo.data.get("anchored")
+        )
+        self.repo.save(heads=heads, anchored=anchored or [])
 
 
 def code_view(
-    client: HookClient, environ: Mapping[str, str], project: str, root: Path, branch: str | None, default: str,
-    timeout: Callable[[], float],
+    client: HookClient, repo: StateFile, root: Path, branch: str | None, default: str, timeout: Callable[[], float],
+    *, changed: Sequence[str] | None = None,
 ) -> CodeView:  # fmt: skip
-    """This session's CodeView: what changed since the last session on this branch, hashed with the anchored paths
-    the last session's answer named."""
-    name = hashlib.sha256(f"{project}\n{root}".encode()).hexdigest()[:32]
-    state_path = hooks_home(environ) / "repos" / f"{name}.json"
-    loaded = _read_json(state_path)
-    state = loaded if isinstance(loaded, dict) else {}
+    """This hook's CodeView: what changed since the last session on this branch (`changed`, when the caller knows it:
+    the first prompt sends what its session start sent), hashed with the anchored paths the last answer named."""
     head = _git(root, ["rev-parse", "--verify", "-q", "HEAD"], min(GIT_TIMEOUT_S, timeout())).strip()
-    view = CodeView(state_path, state, root, branch, head)
-    heads = state.get("heads")
-    since = heads.get(branch) if isinstance(heads, dict) and branch is not None else None
-    committed = _committed_since(root, since, timeout) if isinstance(since, str) and head else None
-    if committed is None and head and branch not in (None, default):  # a first session here: the branch's own work
-        base = _git(root, ["merge-base", default, "HEAD"], min(GIT_TIMEOUT_S, timeout())).strip()
-        committed = _committed_since(root, base, timeout) if base else None
-    status = _git(root, ["status", "--porcelain=v1", "-z", "--no-renames"], min(GIT_TIMEOUT_S, timeout()))
-    touched = files_touched(status, "\n".join(committed or ()), ignored=hook_files(client))
-    view.changed = [path for path in touched if sendable(path)]
-    anchored = state.get("anchored")
+    view = CodeView(repo, root, branch, head)
+    if changed is None:
+        heads = repo.data.get("heads")
+        since = heads.get(branch) if isinstance(heads, dict) and branch is not None else None
+        committed = _committed_since(root, since, timeout) if isinstance(since, str) and head else None
+        if committed is None and head and branch not in (None, default):  # a first session here: the branch's work
+            base = _git(root, ["merge-base", default, "HEAD"], min(GIT_TIMEOUT_S, timeout())).strip()
+            committed = _committed_since(root, base, timeout) if base else None
+        status = _git(root, ["status", "--porcelain=v1", "-z", "--no-renames"], min(GIT_TIMEOUT_S, timeout()))
+        changed = files_touched(status, "\n".join(committed or ()), ignored=hook_files(client))
+    view.changed = [path for path in changed if sendable(path)]
+    anchored = repo.data.get("anchored")
     view.hash([*view.changed, *(p for p in anchored if isinstance(p, str))] if isinstance(anchored, list)
               else view.changed, timeout)  # fmt: skip
     return view
@@ -606,32 +761,17 @@ def _git(directory: Path, arguments: Sequence[str], timeout: float) -> str:
     return done.stdout.decode("utf-8", errors="replace") if done is not None and done.returncode == 0 else ""
 
 
-def git_files(client: HookClient, directory: Path, since: str | None, timeout: Callable[[], float]) -> tuple[str, ...]:
-    """Files changed in the work tree, and in commits made since the session started."""
+def git_changes(
+    client: HookClient, directory: Path, since: str | None, timeout: Callable[[], float]
+) -> tuple[tuple[str, ...], dict[str, int]]:
+    """Files changed in the work tree, and in commits made since the session started; and the lines changed in each
+    tracked one (committed since then, and not yet committed)."""
     status = _git(directory, ["status", "--porcelain=v1", "-z"], min(GIT_TIMEOUT_S, timeout()))
-    committed = (
-        _git(directory, ["log", f"--since={since}", "--name-only", "--format="], min(GIT_TIMEOUT_S, timeout()))
-        if since
-        else ""
-    )
-    return files_touched(status, committed, ignored=hook_files(client))
-
-
-def _state_file(environ: Mapping[str, str], client: str, session: str) -> Path:
-    name = hashlib.sha256(f"{client}:{session}".encode()).hexdigest()[:32]
-    return hooks_home(environ) / "sessions" / f"{name}.json"
-
-
-def _save_state(path: Path, state: Mapping[str, object]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    cutoff = time.time() - STATE_DAYS * 86_400
-    for old in path.parent.glob("*.json"):  # sessions long over
-        with contextlib.suppress(OSError):
-            if old.stat().st_mtime < cutoff:
-                old.unlink()
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(state), encoding="utf-8")
-    temporary.replace(path)
+    numstat = ["--numstat", "-z", "--no-renames", "--format="]
+    committed = _git(directory, ["log", f"--since={since}", *numstat], min(GIT_TIMEOUT_S, timeout())) if since else ""
+    uncommitted = _git(directory, ["diff", *numstat[:-1], "HEAD"], min(GIT_TIMEOUT_S, timeout()))
+    files = files_touched(status, "\n".join(lines_changed(committed)), ignored=hook_files(client))
+    return files, lines_changed(committed, uncommitted)
 
 
 def send_checkpoint(
@@ -640,7 +780,9 @@ def send_checkpoint(
     """Checkpoint the session from its transcript and git; returns the new handoff's id (None: nothing to send).
 
     Each session keeps one live handoff: a later checkpoint of the same session (after a compaction, or Codex's
-    next turn) marks the one before it historical, as get_context expects of a thread's older handoffs.
+    next turn) marks the one before it historical, as get_context expects of a thread's older handoffs. The handoff
+    (and any decision or failed approach it filed) is then anchored to the files the session changed most
+    (file_anchors), so a later session sees it marked when that code moves on.
 
     Raises:
         HookError: no key, or the call failed.
@@ -648,39 +790,88 @@ def send_checkpoint(
     directory = payload_directory(payload)
     project = args.project or project_for(directory)
     client = HookClient(args.client)
-    session = str(payload.get("session_id") or payload.get("conversation_id") or "unknown")
+    session = _session_id(payload)
     reason = payload.get("trigger") or payload.get("reason")
     moment = HookMoment(
         client, session, str(payload.get("hook_event_name") or "checkpoint"), str(reason) if reason else None
     )
     record = read_session(_transcript_lines(payload.get("transcript_path")), project)
+    files, changed = git_changes(client, directory, record.started_at, timeout)
     last = payload.get("last_assistant_message")
     request = checkpoint_request(
-        record, git_files(client, directory, record.started_at, timeout), project=project, moment=moment,
-        last_message=last if isinstance(last, str) else None,
-    )  # fmt: skip
+        record, files, project=project, moment=moment, last_message=last if isinstance(last, str) else None
+    )
     if request is None:
         return None
     branch = current_branch(directory)
     if branch is not None:
         request = {**request, "branch": branch}
-    state_path = _state_file(environ, client.value, session)
-    state = _read_json(state_path)
-    previous = state if isinstance(state, dict) else {}
+    state = StateFile.of_session(environ, client.value, session)
     digest = request_digest(request)
-    if previous.get("digest") == digest:
+    if state.data.get("digest") == digest:
         return None  # nothing new since this session's last checkpoint
     token = _client_token(args, directory, environ)
     result = call_tool(args.url, token, "checkpoint", request, timeout())
-    handoff = _get(result.get("structuredContent"), "handoff", "id")
+    structured = result.get("structuredContent")
+    handoff = _get(structured, "handoff", "id")
     if not isinstance(handoff, str):
         raise HookError("checkpoint: the answer names no handoff")
-    with contextlib.suppress(OSError):
-        _save_state(state_path, {"handoff": handoff, "digest": digest})
-    older = previous.get("handoff")
+    older = state.data.get("handoff")
+    state.save(handoff=handoff, digest=digest)
     if isinstance(older, str) and older != handoff:
         call_tool(args.url, token, "update_note", {"id": older, "status": "historical"}, timeout())
+    notes = filed_notes(structured) if isinstance(structured, dict) else [handoff]
+    anchors = file_anchors(directory, files, changed, timeout)
+    for note in notes if anchors else ():
+        try:
+            call_tool(args.url, token, "update_note", {"id": note, "anchors": anchors}, timeout())
+        except HookError as exc:  # the checkpoint stands without its anchors
+            log_failure(environ, f"{client.value} anchors", str(exc))
+            break
     return handoff
+
+
+def file_anchors(
+    directory: Path, files: Sequence[str], changed: Mapping[str, int], timeout: Callable[[], float]
+) -> list[dict[str, object]]:
+    """Whole-file anchors, as `notewell anchor PATH` makes them (the working tree's text, HEAD's commit, the
+    repository's name), to the ANCHORS_PER_NOTE files of `files` with the most lines changed (a new file: all of
+    its lines). Deleted files, directories, very large files and names the server would refuse are left out, and so
+    is whatever the time left does not allow."""
+    root = repository_root(directory)
+    head = _git(root, ["rev-parse", "--verify", "-q", "HEAD"], min(GIT_TIMEOUT_S, timeout())).strip()
+    if not head or not files:
+        return []
+    from notewell.adapters.git_tree import repo_name  # the name `notewell anchor` gives; 18 ms, checkpoints only
+
+    remote = _git(root, ["config", "--get", "remote.origin.url"], min(GIT_TIMEOUT_S, timeout())).strip()
+    repo = repo_name(remote or None, root)
+    texts: dict[str, bytes | None] = {}
+
+    def text(path: str) -> bytes | None:
+        if path not in texts:
+            file = root / path
+            try:
+                regular = sendable(path) and file.is_file() and file.stat().st_size <= MAX_HASH_BYTES
+                texts[path] = file.read_bytes() if regular else None
+            except OSError:
+                texts[path] = None
+        return texts[path]
+
+    lines = dict(changed)
+    for path in files:
+        if timeout() < ANCHOR_RESERVE_S:
+            break
+        if path not in lines and (data := text(path)) is not None:  # untracked: git counted none of its lines
+            lines[path] = len(data.splitlines())
+    anchors: list[dict[str, object]] = []
+    for path in most_changed(files, lines):
+        if len(anchors) >= ANCHORS_PER_NOTE or timeout() < ANCHOR_RESERVE_S:
+            break
+        data = text(path)
+        if data is not None:
+            anchors.append(whole_file_anchor(repo, path, head, file_hash(data)))
+    return anchors
 
 
 def _read_payload(stdin: TextIO) -> dict[str, object]:
@@ -700,13 +891,16 @@ def run_hook(
     try:
         payload = _read_payload(stdin)
         where = f"{args.client} {payload.get('hook_event_name') or args.action}"
-        if args.action == HookAction.CONTEXT.value:
-            answer = context_answer(args, payload, environ, deadline.remaining)
+        if args.action == HookAction.CHECKPOINT.value:
+            send_checkpoint(args, payload, environ, deadline.remaining)
+            return 0
+        answer = (context_answer if args.action == HookAction.CONTEXT.value else prompt_answer)(
+            args, payload, environ, deadline.remaining
+        )
+        if answer is not None:
             with deadline.output:
                 stdout.write(answer + "\n")
                 stdout.flush()
-        else:
-            send_checkpoint(args, payload, environ, deadline.remaining)
     except HookError as exc:
         log_failure(environ, where, str(exc))
     except Exception as exc:  # a bug of ours must not break the client's session either
@@ -814,10 +1008,10 @@ def _shown(path: Path, root: Path) -> str:
     return str(path)
 
 
-def _apply(args: argparse.Namespace, path: Path, label: str, before: str | None, after: dict[str, object]) -> bool:
-    """Show the change and write it (asking first on a terminal, unless --yes); whether it was written."""
-    after_text = render_config(after) if after else None
-    print(config_diff(label, before, after_text), end="")
+def _apply(args: argparse.Namespace, path: Path, label: str, before: str | None, after: str | None) -> bool:
+    """Show the change and write it, or delete the file when `after` is None (asking first on a terminal, unless
+    --yes); whether it was written."""
+    print(config_diff(label, before, after), end="")
     if args.dry_run:
         print("Dry run: nothing written.")
         return False
@@ -828,16 +1022,29 @@ def _apply(args: argparse.Namespace, path: Path, label: str, before: str | None,
         if input(f"Write {label}? [y/N] ").strip().lower() not in ("y", "yes"):
             print("Nothing written.")
             return False
-    if after_text is None:
+    if after is None:
         path.unlink()
         with contextlib.suppress(OSError):  # the client's directory, when install made it and nothing else is in it
             path.parent.rmdir()
         return True
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.notewell.tmp")
-    temporary.write_text(after_text, encoding="utf-8")
+    temporary.write_text(after, encoding="utf-8")
     temporary.replace(path)
     return True
+
+
+def _install_record(path: Path) -> Path:
+    """Where install keeps, for one configuration file, the text it found there (null: no file) and the text it
+    wrote: uninstall gives the first back, byte for byte, while the second is still what the file holds."""
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:32]
+    return hooks_home(os.environ) / "installs" / f"{name}.json"
+
+
+def _installed_over(path: Path, text: str | None) -> dict[str, object] | None:
+    """The install record of `path` when `text` is what that install wrote (the file unchanged since)."""
+    record = _read_json(_install_record(path))
+    return record if isinstance(record, dict) and "before" in record and record.get("after") == text else None
 
 
 def _install(args: argparse.Namespace) -> int:
@@ -855,9 +1062,19 @@ def _install(args: argparse.Namespace) -> int:
     after = with_hooks(document, spec, hook_commands(sys.executable, settings))
     if after == document:
         print(f"Notewell's hooks for {spec.label} are already in {label}; nothing to change.")
-    elif not _apply(args, path, label, before, after):
-        return 0 if args.dry_run else 1
     else:
+        written = render_config(after, like=before)  # the file's own layout: the diff shows only Notewell's lines
+        earlier = _installed_over(path, before)  # installing again (another URL, say) keeps the user's original
+        if not _apply(args, path, label, before, written):
+            return 0 if args.dry_run else 1
+        with contextlib.suppress(OSError):
+            if earlier is None and without_hooks(document, spec) != document:
+                # Over Notewell's hooks that no record explains (an older install): what the user had is not known,
+                # so uninstall takes the entries out instead of giving back a text that still holds them.
+                _install_record(path).unlink(missing_ok=True)
+            else:
+                _write_json(_install_record(path), {"path": str(path), "after": written,
+                                                    "before": earlier["before"] if earlier else before})  # fmt: skip
         print(f"Wrote {label}.")
     ignored = _git_run(root, ["check-ignore", "-q", str(path)], CHECK_TIMEOUT_S)
     shared = not args.user and (root / ".git").exists() and ignored is not None and ignored.returncode == 1
@@ -867,30 +1084,51 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _uninstall(args: argparse.Namespace) -> int:
+    """Give the file back as install found it, byte for byte, when nothing else changed it since (deleted, if install
+    made it); else take Notewell's entries out of what the file holds now, in its layout. A file the user had is
+    never deleted."""
     spec = CLIENTS[HookClient(args.client)]
     root = repository_root(Path.cwd())
     path = config_path(spec, user=args.user, root=root, environ=os.environ)
     label = _shown(path, root)
     before, document = _load(path)
-    after = without_hooks(document, spec)
-    if after == document:
-        print(f"No Notewell hooks for {spec.label} in {label}; nothing to change.")
-        return 0
+    record = _installed_over(path, before) if before is not None else None
+    if record is not None:
+        original = record["before"]
+        after = original if isinstance(original, str) else None
+    else:
+        remaining = without_hooks(document, spec)
+        if remaining == document:
+            print(f"No Notewell hooks for {spec.label} in {label}; nothing to change.")
+            return 0
+        made = _read_json(_install_record(path))
+        made_by_install = isinstance(made, dict) and "before" in made and made["before"] is None
+        after = None if not remaining and made_by_install else render_config(remaining, like=before)
     if not _apply(args, path, label, before, after):
         return 0 if args.dry_run else 1
-    print(f"Removed Notewell's hooks from {label}" + ("" if after else " (the file held nothing else: deleted).")
-          + ("." if after else ""))  # fmt: skip
+    with contextlib.suppress(OSError):
+        _install_record(path).unlink()
+    if after is None:
+        print(f"Removed Notewell's hooks from {label}; install had made the file, so it is deleted.")
+    elif record is not None:
+        print(f"Removed Notewell's hooks from {label}: it is back as it was before install.")
+    else:
+        print(f"Removed Notewell's hooks from {label}.")
     return 0
 
 
 def _installed_summary(spec: ClientHooks, settings: HookSettings, label: str, *, shared_in_git: bool) -> str:
-    starts = [event for event, action in spec.events if action is HookAction.CONTEXT]
-    checkpoints = [event for event, action in spec.events if action is HookAction.CHECKPOINT]
+    def events(action: HookAction) -> str:
+        return ", ".join(event for event, does in spec.events if does is action)
+
     project = f"project {settings.project}" if settings.project else "each repository's project (its name)"
     budget = f", at most {settings.max_tokens} tokens" if settings.max_tokens else ""
-    lines = [
-        f"  {', '.join(starts)}: {project}'s context ({settings.detail}{budget}) from {settings.url}",
-        f"  {', '.join(checkpoints)}: a checkpoint of the session (handoff, open items, decisions, files touched)",
+    lines = [f"  {events(HookAction.CONTEXT)}: {project}'s context ({settings.detail}{budget}) from {settings.url}"]
+    if events(HookAction.PROMPT):
+        lines.append(f"  {events(HookAction.PROMPT)}: on the session's first prompt only, the context searched with it")
+    lines += [
+        f"  {events(HookAction.CHECKPOINT)}: a checkpoint of the session (handoff, open items, decisions, files "
+        "touched), anchored to the files it changed most",
         f"  Failures never block {spec.label}: each run gives up after {DEADLINE_S:g} s and logs to "
         f"{_shown(log_path(os.environ), Path.cwd())}.",
     ]
