@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 
 TITLE_LIMIT = 80
-_MARKDOWN = re.compile(r"^[#>*+\-\s`\d.)]+|[*_`]+|\[([^\]]*)\]\([^)]*\)")
+_LINE_MARKS = re.compile(r"^[#>*+\-\s\d.)]+")
+# Emphasis, not an identifier's underscores (max_retries, x86_64); a link keeps its text. Code spans are kept whole.
+_INLINE_MARKS = re.compile(r"\*+|(?<!\w)_+|_+(?!\w)|\[([^\]]*)\]\([^)]*\)")
+_CODE_SPAN = re.compile(r"`+([^`]*)`+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 # A title never ends on a word that leads into what was cut ("Deploys go to the", "Sessions expire because").
 _TRAILING = frozenset(
@@ -17,7 +20,7 @@ _TRAILING = frozenset(
 
 def derive_title(content: str, limit: int = TITLE_LIMIT) -> str:
     """A short title from the content's first sentence, cut at a clause or word boundary, never mid-phrase."""
-    line = next((x for x in (_MARKDOWN.sub(r"\1", raw).strip() for raw in content.splitlines()) if x), "")
+    line = next((x for x in (_plain(raw) for raw in content.splitlines()) if x), "")
     sentence = _SENTENCE_END.split(line, maxsplit=1)[0].strip().rstrip(".!?;:, ")
     if not sentence:
         return "Untitled note"
@@ -35,3 +38,12 @@ def derive_title(content: str, limit: int = TITLE_LIMIT) -> str:
     if not sentence:
         return "Untitled note"
     return sentence[0].upper() + sentence[1:]
+
+
+def _plain(markdown_line: str) -> str:
+    """The line's words without Markdown marks; what sits in a code span is taken as written."""
+    if markdown_line.lstrip().startswith(("```", "~~~")):  # a code fence's opening line names a language, no more
+        return ""
+    line = _LINE_MARKS.sub("", markdown_line)
+    pieces = _CODE_SPAN.split(line)  # even indexes are prose, odd ones code
+    return "".join(p if i % 2 else _INLINE_MARKS.sub(r"\1", p) for i, p in enumerate(pieces)).strip()
