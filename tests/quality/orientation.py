@@ -14,7 +14,9 @@ is a day old whatever day the run is (recency is weighed against the clock). The
 tool calls it, at lean, balanced and deep: once without a query (the same answer for every question: one call per
 level) and once per question with the question as the query. Each level reports the share shown, the tokens the
 answer says it spent, and its budget. `--show` lists the misses and how the answer appeared instead; it refuses the
-report split, which is read once per stop and never to choose a rule.
+report split, which is read once per stop and never to choose a rule. `--room` prints what showing every current
+standing note would cost instead: the tokens of all their lines at a few excerpt lengths (handoffs read at
+HANDOFF_READ times), of which their ids, and how many of the split's answers have their evidence within.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from notewell.adapters.jsonl import dump_line
 from notewell.domain import rules
-from notewell.domain.packing import Detail
+from notewell.domain.packing import HANDOFF_READ, STANDING_TYPES, Detail, Section, entry_line, line_cost
 from notewell.entrypoints.wire import ContextOut
 from tests.quality.coding import split_of
 from tests.quality.harness import fresh_services, percent
@@ -178,6 +180,37 @@ def run(split: str, embedder: EmbedderChoice, show: bool) -> dict[tuple[Detail, 
     return tallies
 
 
+ROOM_EXCERPTS = (100, 130, 180, 240)
+
+
+def room(split: str) -> str:
+    """What a line for every current standing note would cost, by excerpt length, and what it would show."""
+    questions = read_questions(QUESTIONS, split)
+    slug, _ = read_project(PROJECT)
+    with fresh_services("none") as (services, principal):
+        services.portability.import_file(principal, slug, shifted_lines(PROJECT, services.deps.clock.now()))
+        project = next(p for p in services.projects.list(principal) if p.slug == slug)
+        notes = services.deps.store.project_notes(principal.workspace_id, project.id, limit=10_000)
+    standing = [n for n in notes if n.type in STANDING_TYPES and n.status.value == "current"]
+    by_id = {n.id: n for n in notes}
+    lines = [
+        f"every current standing note of {slug} ({len(standing)}) with a line of its own, split {split}:",
+        f"{'excerpt':>7} {'tokens':>7} {'of which ids':>12}  answers with their evidence in their line",
+    ]
+    for chars in ROOM_EXCERPTS:
+
+        def line(note_id: str, chars: int = chars) -> str:
+            note = by_id[note_id]
+            read = chars * HANDOFF_READ if note.type.value == "handoff" else chars
+            return entry_line(note, Section.STATUS, read)
+
+        tokens = sum(line_cost(line(n.id)) for n in standing)
+        ids = sum(line_cost(" " + n.id) for n in standing)
+        shown = sum(1 for q in questions if normalised(q.evidence) in normalised(line(q.answer)))
+        lines.append(f"{chars:>7} {tokens:>7,} {ids:>12,}  {shown}/{len(questions)}")
+    return "\n".join(lines)
+
+
 def report(tallies: dict[tuple[Detail, bool], Tally], split: str, embedder: str) -> str:
     slug, _ = read_project(PROJECT)
     asked = tallies[Detail.LEAN, False].asked.total()
@@ -219,7 +252,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=["tune", "report"], default="tune")
     parser.add_argument("--embedder", choices=["local", "none"], default="local")
     parser.add_argument("--show", action="store_true", help="Print each miss and how the answer appeared (tune only).")
+    parser.add_argument("--room", action="store_true", help="What showing every standing note would cost (tune only).")
     args = parser.parse_args(argv)
+    if args.room:
+        if args.split == "report":
+            parser.error("--room reads answers one by one: only on the tune split.")
+        print(room(args.split))
+        return 0
     if args.show and args.split == "report":
         parser.error("--show reads answers one by one: only on the tune split (the report split chooses no rule).")
     tallies = run(args.split, args.embedder, args.show)
