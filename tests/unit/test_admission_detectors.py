@@ -155,6 +155,24 @@ def test_a_sentence_of_a_long_note_said_again_is_contained() -> None:
     assert found.evidence.detector in ("contained", "reworded")
 
 
+RUNBOOK = (
+    "Deploys are manual and go through the release captain. The state bucket lives in the shared account and is "
+    "locked with DynamoDB. Applying is done by the on-call engineer after review. Drift detection runs weekly and "
+    "posts to the infra channel. Modules are versioned with git tags and consumers pin them. Secrets come from the "
+    "parameter store, never from files, and each stage has its own prefix in the store."
+)
+
+
+def test_the_opening_sentence_of_a_long_runbook_is_read_whole() -> None:
+    # the window of a long note starts at the note's first character: "Deploys", not "eploys"
+    assert len(RUNBOOK) > 400
+    said_again = compare(RUNBOOK, "Deploys are manual and go through the release captain.")
+    assert said_again.verdict is Verdict.DUPLICATE
+    changed = compare(RUNBOOK, "Deploys are automatic and go through the release captain.")
+    assert changed.verdict is Verdict.CONFLICT and changed.evidence is not None
+    assert (changed.evidence.old, changed.evidence.new) == ("manual", "automatic")
+
+
 def test_an_elaboration_updates_the_note_and_names_what_it_adds() -> None:
     verdict, evidence = evidence_of(
         "We deploy the web app to Vercel.",

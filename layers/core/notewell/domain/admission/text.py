@@ -332,7 +332,10 @@ def window(text: str, other: str) -> list[str]:
         at, seen = lowered.find(word), 0
         while at >= 0 and seen < WINDOW_SENTENCES * 2:
             reach = max(0, at - SENTENCE_CHARS), min(len(text), at + SENTENCE_CHARS)  # a sentence is no longer
-            start = max(reach[0], *(lowered.rfind(end, reach[0], at) + len(end) for end in _ENDS))
+            start = max(
+                (found + len(end) for end in _ENDS if (found := lowered.rfind(end, reach[0], at)) >= 0),
+                default=reach[0],
+            )
             stop = min((found for end in _ENDS if (found := lowered.find(end, at, reach[1])) >= 0), default=reach[1])
             hits.setdefault((start, stop), set()).add(word)
             at, seen = lowered.find(word, stop), seen + 1
