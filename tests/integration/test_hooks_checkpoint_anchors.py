@@ -20,6 +20,7 @@ from notewell.domain.hooks import HookClient
 from notewell.entrypoints.hooks import run_hook
 from tests.integration.test_hooks_claude_session import Transcript
 from tests.integration.test_hooks_clients import git, machine_for, mcp_url, tool
+from tests.support.jsonrpc import reply
 from tests.support.serve import Served, serve
 
 if TYPE_CHECKING:
@@ -110,12 +111,7 @@ class CheckpointServer(BaseHTTPRequestHandler):
                 {"kind": "failed_approach", "status": "duplicate", "existing_id": "n_old", "excerpt": "f"},
             ]}  # fmt: skip
         result = {"content": [{"type": "text", "text": "ok"}], "structuredContent": structured, "isError": False}
-        body = json.dumps({"jsonrpc": "2.0", "id": call["id"], "result": result}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        reply(self, call["id"], result)
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's signature
         """Quiet."""

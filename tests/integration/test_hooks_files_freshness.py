@@ -18,6 +18,7 @@ import pytest
 from notewell.domain.hooks import HookClient
 from notewell.entrypoints.hooks import run_hook
 from tests.integration.test_hooks_clients import git, machine_for, mcp_url, tool
+from tests.support.jsonrpc import reply
 from tests.support.serve import Served, serve
 
 if TYPE_CHECKING:
@@ -120,12 +121,7 @@ class OldServer(BaseHTTPRequestHandler):
         unknown = [name for name in ("files", "checkFreshness") if name in arguments]
         text = f"Unknown argument {unknown[0]!r}; did you mean 'project'?" if unknown else "# api: lean context"
         result = {"content": [{"type": "text", "text": text}], "isError": bool(unknown)}
-        body = json.dumps({"jsonrpc": "2.0", "id": call["id"], "result": result}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        reply(self, call["id"], result)
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's signature
         """Quiet."""
