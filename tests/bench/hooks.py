@@ -114,7 +114,7 @@ class Runner:
     def prompt_to_context(self, number: object) -> None:
         out = self._run("prompt_to_context", hook_command("prompt", self.url),
                         payload("UserPromptSubmit", f"bench-prompt-{number}", self.transcript, self.repo))  # fmt: skip
-        if PROMPT_LEAD not in out:
+        if out and PROMPT_LEAD not in out:  # nothing: every note it found, the session start showed
             self.errors["prompt_to_context"] = self.errors.get("prompt_to_context", 0) + 1
 
     def checkpoint(self, arguments: tuple[int, Path]) -> None:

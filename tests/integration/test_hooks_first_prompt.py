@@ -88,11 +88,12 @@ def test_the_first_prompt_adds_the_context_the_task_needs_and_later_prompts_add_
     assert machine.log_text() == ""
 
 
-def test_the_first_prompt_sends_the_files_the_session_start_sent_so_stale_notes_stay_marked(
+def test_the_first_prompt_hashes_the_files_again_and_shows_a_note_whose_code_changed_since_the_start(
     tmp_path: Path, served: Served
 ) -> None:
     machine = installed(HookClient.CLAUDE_CODE, tmp_path, served)
     git(machine.repo, "branch", "-M", "main")
+    git(machine.repo, "checkout", "-q", "-b", "feature/retries")
     (machine.repo / "retry.py").write_text("def backoff(attempt):\n    return min(2**attempt, 30)\n")
     git(machine.repo, "add", "-A")
     git(machine.repo, *COMMIT, "-m", "retry")
@@ -102,16 +103,16 @@ def test_the_first_prompt_sends_the_files_the_session_start_sent_so_stale_notes_
         "project": machine.project, "title": "Webhook retries back off, capped at 30 s", "type": "decision",
         "body": "Webhook retries back off exponentially, capped at 30 s.", "anchors": json.loads(printed.stdout),
     })["structuredContent"]["id"]  # type: ignore[index]  # fmt: skip
-    git(machine.repo, "checkout", "-q", "-b", "feature/retries")
-    (machine.repo / "retry.py").write_text("def backoff(attempt):\n    return min(2**attempt, 60)\n")
-    git(machine.repo, *COMMIT, "-am", "cap 60")
     transcript = machine.transcript()
 
-    machine.run_hook("SessionStart", machine.payload("SessionStart", transcript))
+    started = added_context(machine.run_hook("SessionStart", machine.payload("SessionStart", transcript)).stdout,
+                            "SessionStart")  # fmt: skip
+    # The person edits the file before typing: the note the start showed as it was is now about other code.
+    (machine.repo / "retry.py").write_text("def backoff(attempt):\n    return min(2**attempt, 60)\n")
     first = machine.run_hook("UserPromptSubmit", machine.payload("UserPromptSubmit", transcript))
 
+    assert f"- {retry} [decision] Webhook retries back off" in started
     context = added_context(first.stdout, "UserPromptSubmit")
-    assert "Relevant below: notes anchored to the 1 file changed on this branch since the last session." in context
     line = next(line for line in context.splitlines() if line.startswith(f"- {retry}"))
     assert line.startswith(f"- {retry} [changed: retry.py, re-check] ")
     assert machine.log_text() == ""

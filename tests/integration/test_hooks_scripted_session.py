@@ -2,10 +2,11 @@
 end, against a real git repository made here and a real `notewell serve` process, each hook run as Claude Code runs it
 (the command `notewell hooks install` wrote, through a shell, with Claude Code's documented payload).
 
-Install the hooks; a session starts (context injected) and its first prompt adds the notes on the task; notes are
-anchored to two files; the session ends (a checkpoint, anchored to what it changed); one file changes and is
-committed; the next session's briefing marks the notes on that file `[changed: …]` and not the other; a note written
-on a feature branch is hidden on main until the branch is merged, then shown."""
+Install the hooks; a session starts (context injected) and its first prompt adds the notes on the task that the start
+did not show (here none: the project has one note); notes are anchored to two files; the session ends (a checkpoint,
+anchored to what it changed); one file changes and is committed; the next session's briefing marks the notes on that
+file `[changed: …]` and not the other; a note written on a feature branch is hidden on main until the branch is
+merged, then shown."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def test_a_scripted_session_follows_the_code_its_notes_are_anchored_to_and_its_b
     tool(served, "remember", {"project": project, "type": "constraint",
                               "content": "Never log full card numbers, not even in debug builds."})  # fmt: skip
 
-    # A session starts: the project's context is injected; its first prompt adds the notes on the task, once.
+    # A session starts: the project's context is injected; its first prompt adds what the start did not show, once.
     first = Transcript(machine.home / "a.jsonl", "session-a", machine.repo)
     started = added(machine.run_hook("SessionStart", first.payload("SessionStart", source="startup")).stdout,
                     "SessionStart")  # fmt: skip
@@ -70,7 +71,7 @@ def test_a_scripted_session_follows_the_code_its_notes_are_anchored_to_and_its_b
     ask = "Cap the webhook retry backoff and size the job queue; never log card numbers."
     first.add("user", ask)
     prompted = machine.run_hook("UserPromptSubmit", first.payload("UserPromptSubmit", prompt=ask))
-    assert "Never log full card numbers" in added(prompted.stdout, "UserPromptSubmit")
+    assert (prompted.returncode, prompted.stdout) == (0, "")  # its one note was in the start's context: not again
     again = machine.run_hook("UserPromptSubmit", first.payload("UserPromptSubmit", prompt="And the docs."))
     assert again.stdout == ""
 

@@ -1,6 +1,7 @@
 """What a checkpoint anchors and what the first prompt asks, pure: the anchors are `notewell anchor`'s own, on the
 files with the most lines changed (git's numstat, summed over commits and the work tree), on the notes the
-checkpoint made of this session; the prompt becomes a query get_context takes."""
+checkpoint made of this session; the prompt becomes a query get_context takes, and its answer says only what the
+session start did not."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from notewell.domain.hooks import (
     lines_changed,
     most_changed,
     prompt_query,
+    shown_lines,
+    unseen_lines,
     whole_file_anchor,
 )
-from notewell.domain.model import Anchor
+from notewell.domain.model import Anchor, Note, NoteStatus, NoteType
+from notewell.domain.packing import Section, entry_line, pointer_line
 from notewell.services.context import MAX_QUERY_CHARS
 
 HEAD = "9f2c1e7a" * 5
@@ -64,3 +68,55 @@ def test_the_first_prompt_is_asked_on_one_line_within_the_query_limit() -> None:
     long = prompt_query("retry " * 200)
     assert long is not None and len(long) == QUERY_CHARS and long.endswith("…")
     assert prompt_query("  \n ") is None and prompt_query(None) is None
+
+
+def decision(note_id: str, body: str) -> Note:
+    return Note(
+        id=note_id, workspace_id="w", project_id="p", title="", body=body, type=NoteType.DECISION,
+        status=NoteStatus.CURRENT, tags=(), links=(), importance=4, canonical=False, supersedes=(), superseded_by=(),
+        version=1, created_at="2026-11-30T10:00:00.000Z", updated_at="2026-11-30T10:00:00.000Z", author="k",
+        deleted_at=None, write_id="w1",
+    )  # fmt: skip
+
+
+RETRIES = decision("n_01M969D3JH537N8F47QTBKWKW3", "Webhook retries are capped at 3 with exponential backoff; we "
+                   "turned down unlimited retries because the partner rate-limits us at 5 calls a second.")  # fmt: skip
+QUEUE = decision("n_01M969D3K00RZBDFTZ31NRP79T", "Planner jobs go through an SQS FIFO queue, one group per depot.")
+CSV = decision("n_01M969D3KG2TEFZ97P8KJF118Y", "The CSV importer reads UTF-8 only.")
+
+
+def context(*lines: str) -> str:
+    return "\n".join(["# api: lean context", "Summary: the billing API.", *lines])
+
+
+def test_the_first_prompt_leaves_out_the_lines_the_session_start_showed() -> None:
+    started = context(
+        "## Decisions",
+        entry_line(QUEUE, Section.DECISIONS, 300),
+        entry_line(CSV, Section.DECISIONS, 300),
+        "## Omitted for the budget: read with get_notes",
+        "decisions: n_01M969D3KS32T00S3P3SV6YWYC",
+    )
+    asked = context("## Relevant", entry_line(RETRIES, Section.RELEVANT, 300), entry_line(QUEUE, Section.RELEVANT, 300),
+                    "## Decisions", entry_line(CSV, Section.DECISIONS, 300))  # fmt: skip
+
+    # The queue decision is the same words under another heading (with its type): said once is enough.
+    assert unseen_lines(asked, shown_lines(started)) == "\n".join(
+        ["## Relevant", entry_line(RETRIES, Section.RELEVANT, 300)]
+    )
+    assert unseen_lines(started, shown_lines(started)) == ""
+
+
+def test_a_note_the_start_showed_shorter_or_without_its_freshness_mark_is_shown_again() -> None:
+    started = context("## Decisions", pointer_line(RETRIES), entry_line(QUEUE, Section.DECISIONS, 300))
+    marked = entry_line(QUEUE, Section.DECISIONS, 300, mark="[changed: planner/queue.py, re-check]")
+    asked = context("## Decisions", entry_line(RETRIES, Section.DECISIONS, 300), marked)
+
+    assert unseen_lines(asked, shown_lines(started)).splitlines() == [
+        "## Decisions",
+        entry_line(RETRIES, Section.DECISIONS, 300),
+        marked,
+    ]
+    assert unseen_lines(asked, set()) == "\n".join(
+        ["## Decisions", entry_line(RETRIES, Section.DECISIONS, 300), marked]
+    )

@@ -20,7 +20,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 MODULE = "notewell.entrypoints.hooks"
 MARKER = f"-m {MODULE} "  # how Notewell's entries are told apart from everyone else's in a client's configuration
@@ -307,7 +307,51 @@ def context_output(client: HookClient, text: str, event: str = "SessionStart") -
 # ----- the first prompt ----------------------------------------------------------------------------------------------
 
 QUERY_CHARS = 500  # get_context's query limit (services/context.py MAX_QUERY_CHARS)
-PROMPT_LEAD = "Notewell's notes on this request (the project's context, searched with it):"
+PROMPT_LEAD = (
+    "Notewell's notes on this request (the project's context searched with it, less what the session start showed):"
+)
+# A listed note's line (packing.entry_line, pointer_line, conflict_line): its id, a date in recent changes, bracketed
+# marks and flags, then what it says.
+_ENTRY = re.compile(r"^- (n_[0-9A-Za-z]+)(?: \d{4}-\d{2}-\d{2})?((?: \[[^\]]*\])*) ?(.*)$")
+_STALE = "re-check]"  # the end of a freshness mark (freshness.stale_mark), the one bracket that changes the reading
+_HEADING = "## "
+
+
+def line_digest(line: str) -> str:
+    """What a note's line says, as a short digest: its id, a freshness mark, its words; not the flags and date that
+    differ from section to section ([decision] where types mix), so the same words are the same line."""
+    match = _ENTRY.match(line)
+    said = (
+        line
+        if match is None
+        else "\n".join(
+            (match[1], " ".join(m for m in re.findall(r"\[[^\]]*\]", match[2]) if m.endswith(_STALE)), match[3])
+        )
+    )
+    return hashlib.sha256(said.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def shown_lines(context_text: str) -> list[str]:
+    """Digests of the note lines a get_context text shows, to leave them out of a later answer of the session."""
+    return [line_digest(line) for line in context_text.splitlines() if _ENTRY.match(line)]
+
+
+def unseen_lines(context_text: str, seen: Collection[str]) -> str:
+    """The note lines of a get_context text that the session has not been shown (digests in `seen`), each under its
+    section's heading; "" when there are none. A note shown before but now in other words (a longer excerpt, a
+    freshness mark) is shown again. What is not a note's line (the header, summary, notices, omitted ids) was said
+    at the start."""
+    kept: list[str] = []
+    heading: str | None = None
+    for line in context_text.splitlines():
+        if line.startswith(_HEADING):
+            heading = line
+        elif _ENTRY.match(line) and line_digest(line) not in seen:
+            if heading is not None:
+                kept.append(heading)
+                heading = None
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def prompt_query(prompt: object) -> str | None:

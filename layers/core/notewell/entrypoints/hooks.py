@@ -67,6 +67,8 @@ from notewell.domain.hooks import (
     request_digest,
     sendable,
     session_context,
+    shown_lines,
+    unseen_lines,
     whole_file_anchor,
     with_hooks,
     without_hooks,
@@ -506,6 +508,8 @@ def context_answer(
     leading = [relevant_line(len(view.changed))] if view is not None and view.led(result) else []
     if view is not None:
         view.save(result)
+    # The first prompt's answer leaves out what this one showed: the model has it already.
+    StateFile.of_session(environ, args.client, _session_id(payload)).save(shown=shown_lines(_text_of(result)))
     # The agent's own writes carry the branch only if it knows it: the briefing tells it.
     if branch:
         leading.append(f"Git branch: {branch}; pass branch: {branch!r} when you remember or checkpoint.")
@@ -516,9 +520,10 @@ def prompt_answer(
     args: argparse.Namespace, payload: Mapping[str, object], environ: Mapping[str, str], timeout: Callable[[], float]
 ) -> str | None:
     """The first prompt's hook output: get_context with the prompt as its query, and the code in view as the session
-    start sent it, so the session is oriented by the task asked; None for every later prompt of the session (and for
-    one that says nothing). The prompt is taken as asked once, even when the call fails: a later prompt never waits
-    on the server again.
+    start sent it, so the session is oriented by the task asked. Only the note lines the session start did not show
+    are added (the model has those; a note now marked stale, or with a longer excerpt, is shown again); None when
+    there are none, for every later prompt of the session, and for one that says nothing. The prompt is taken as
+    asked once, even when the call fails: a later prompt never waits on the server again.
 
     Raises:
         HookError: no key, or the call failed.
@@ -545,10 +550,12 @@ def prompt_answer(
     repo = StateFile.of_repository(environ, project, root)
     view = code_view(client, repo, root, branch, default, timeout, changed=changed) if default else None
     result, view = ask_context(args.url, token, arguments, view, environ, timeout)
-    leading = [PROMPT_LEAD]
-    if view is not None and view.led(result):
-        leading.append(relevant_line(len(view.changed)))
-    return context_output(client, "\n\n".join([*leading, _text_of(result).strip()]), "UserPromptSubmit")
+    listed = session.data.get("shown")
+    seen = {digest for digest in listed if isinstance(digest, str)} if isinstance(listed, list) else set()
+    unseen = unseen_lines(_text_of(result), seen)
+    if not unseen:  # every note it found, the session start showed
+        return None
+    return context_output(client, f"{PROMPT_LEAD}\n\n{unseen}", "UserPromptSubmit")
 
 
 def ask_context(
