@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from notewell.domain.model import Note, NoteStatus, NoteType
 from notewell.domain.packing import Section, entry_line
 
@@ -32,3 +34,12 @@ def test_an_excerpt_that_goes_on_past_the_title_replaces_it() -> None:
 def test_a_title_that_says_something_else_leads_its_excerpt() -> None:
     note = status_note("Peak week report")
     assert entry_line(note, Section.STATUS, 30).startswith(f"- {note.id} Peak week report: Thanksgiving week")
+
+
+def test_a_handoff_titled_after_its_first_request_says_the_request_once() -> None:
+    note = replace(
+        status_note("Handoff: Peak week report for Polar Freight"),
+        body="Peak week report for Polar Freight; the Fresno claim is still open.",
+    )
+    line = entry_line(note, Section.STATUS, 200)
+    assert line == f"- {note.id} Handoff: Peak week report for Polar Freight; the Fresno claim is still open."

@@ -13,6 +13,9 @@ def flags(*shown: str | None) -> str:
     return f" [{', '.join(kept)}]" if kept else ""
 
 
+LABEL_WORDS = 2  # "Handoff", "Failed approach": a label, not a clause of the title
+
+
 def said_once(title: str, text: str) -> str:
     """Title and text as one phrase: the text alone when it starts by repeating the title, the title alone when
     the text is its start cut short (a title taken from the body's first sentence, an excerpt shorter than it)."""
@@ -24,6 +27,12 @@ def said_once(title: str, text: str) -> str:
         return text
     if start and text.endswith("…") and head.startswith(start):
         return title
+    # A title that labels the text it was taken from ("Handoff: " + the session's first request) says the label once.
+    label, colon, rest = title.partition(": ")
+    if colon and rest and len(label.split()) <= LABEL_WORDS:
+        labelled = said_once(rest, text)
+        if labelled != f"{rest}: {text}":
+            return f"{label}: {labelled}"
     return f"{title}: {text}"
 
 
