@@ -170,6 +170,19 @@ def test_a_file_is_written_back_in_its_own_layout(text: str) -> None:
     assert render_config(json.loads(text), like=text) == text
 
 
+def test_a_hand_written_file_keeps_every_line_and_gains_only_notewells() -> None:
+    theirs = '{\n  "permissions": {"allow": ["Bash(ls)"]},\n  "env": {"A": "1"}  \n}\n'
+    spec = CLIENTS[HookClient.CLAUDE_CODE]
+    installed = with_hooks(json.loads(theirs), spec, commands(spec.client))
+
+    written = render_config(installed, like=theirs)
+
+    assert json.loads(written) == installed and written.endswith("}\n")
+    assert written.startswith('{\n  "permissions": {"allow": ["Bash(ls)"]},\n  "env": {"A": "1"},\n  "hooks": {\n')
+    removed = [line for line in config_diff("s.json", theirs, written).splitlines()[2:] if line.startswith("-")]
+    assert removed == ['-  "env": {"A": "1"}  ']  # its last line gains a comma; nothing else of theirs moves
+
+
 def test_a_file_in_its_own_layout_changes_only_by_notewells_lines() -> None:
     theirs = '{\n    "permissions": {\n        "allow": [\n            "Bash(make test)"\n        ]\n    }\n}\n'
     spec = CLIENTS[HookClient.CLAUDE_CODE]

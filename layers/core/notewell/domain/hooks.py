@@ -218,10 +218,42 @@ _INDENT = re.compile(r"^([ \t]+)\S", re.MULTILINE)
 
 def render_config(document: Mapping[str, object], like: str | None = None) -> str:
     """`document` as JSON, laid out as `like` (the file as it is) was: its indentation (two spaces when it shows
-    none) and its final line break or none, so that only the lines that changed differ."""
-    indent = _INDENT.search(like or "")
-    text = json.dumps(document, indent=indent.group(1) if indent else 2, ensure_ascii=False)
-    return text + "\n" if not like or like.endswith("\n") else text
+    none) and its final line break or none, so that only the lines that changed differ. When `document` only adds
+    top-level keys to `like`'s, they are written after its text, which stays as the person wrote it."""
+    found = _INDENT.search(like or "")
+    indent = found.group(1) if found else "  "
+    end = "\n" if not like or like.endswith("\n") else ""
+    if like is not None and (appended := _appended(document, like, indent)) is not None:
+        return appended + end
+    return json.dumps(document, indent=indent, ensure_ascii=False) + end
+
+
+def _appended(document: Mapping[str, object], like: str, indent: str) -> str | None:
+    """`like` with the top-level keys `document` adds written before its closing brace; None when `document` changes
+    anything else (or `like` is not a JSON object ending in its brace)."""
+    try:
+        before = json.loads(like)
+    except ValueError:
+        return None
+    body = like.rstrip()
+    if (
+        not isinstance(before, dict)
+        or not before
+        or not body.endswith("}")
+        or list(document)[: len(before)] != list(before)
+    ):
+        return None
+    if any(document[key] != value for key, value in before.items()):
+        return None
+    added = [
+        f"{indent}{json.dumps(key)}: "
+        + json.dumps(document[key], indent=indent, ensure_ascii=False).replace("\n", "\n" + indent)
+        for key in list(document)[len(before) :]
+    ]
+    if not added:
+        return None
+    text = body[:-1].rstrip() + ",\n" + ",\n".join(added) + "\n}"
+    return text if json.loads(text) == document else None
 
 
 def config_diff(label: str, before: str | None, after: str | None) -> str:
