@@ -37,7 +37,9 @@ def derive_title(content: str, limit: int = TITLE_LIMIT) -> str:
     sentence = sentence.rstrip(".!?;:,- ")
     if not sentence:
         return "Untitled note"
-    return sentence[0].upper() + sentence[1:]
+    first = sentence.split(maxsplit=1)[0]
+    # A word of letters starts a sentence; a name with dots, slashes or digits (app.py, src/x, k8s) stays as written.
+    return sentence[0].upper() + sentence[1:] if first.isalpha() else sentence
 
 
 def _plain(markdown_line: str) -> str:
