@@ -1132,7 +1132,10 @@ def _installed_summary(spec: ClientHooks, settings: HookSettings, label: str, *,
     budget = f", at most {settings.max_tokens} tokens" if settings.max_tokens else ""
     lines = [f"  {events(HookAction.CONTEXT)}: {project}'s context ({settings.detail}{budget}) from {settings.url}"]
     if events(HookAction.PROMPT):
-        lines.append(f"  {events(HookAction.PROMPT)}: on the session's first prompt only, the context searched with it")
+        lines.append(
+            f"  {events(HookAction.PROMPT)}: on the session's first prompt only, the notes on what it asks that the "
+            "start did not show"
+        )
     lines += [
         f"  {events(HookAction.CHECKPOINT)}: a checkpoint of the session (handoff, open items, decisions, files "
         "touched), anchored to the files it changed most",
