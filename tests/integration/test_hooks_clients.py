@@ -370,6 +370,31 @@ def test_uninstall_gives_back_the_users_file_byte_for_byte(tmp_path: Path, serve
     assert (machine.repo / ".codex" / "hooks.json").read_text() == original
 
 
+def test_what_the_hooks_keep_is_private_and_a_private_settings_file_stays_private(
+    tmp_path: Path, served: Served
+) -> None:
+    """On a machine that never ran `notewell serve`, the hooks make their home: the user's settings text (install
+    records), the paths they work on and the log are theirs alone; install keeps the settings file's own mode."""
+    machine = machine_for(HookClient.CLAUDE_CODE, tmp_path, served)
+    home = Path(machine.env["NOTEWELL_HOME"])
+    settings = machine.repo / ".claude" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text('{"env": {"SENTRY_DSN": "https://key@sentry.example/1"}}\n')
+    settings.chmod(0o600)
+
+    install = machine.notewell("hooks", "install", "--project", machine.project, "--url", mcp_url(served), "--yes")
+    started = machine.run_hook("SessionStart", machine.payload("SessionStart", machine.transcript()))
+    down = run_module(machine, "prompt", f"http://127.0.0.1:{_closed_port()}/mcp",
+                      machine.payload("UserPromptSubmit", machine.transcript()))  # fmt: skip
+
+    assert install.returncode == 0 and started.returncode == 0 and down.returncode == 0
+    assert settings.stat().st_mode & 0o777 == 0o600
+    made = [home, *home.rglob("*")]
+    assert machine.log.exists() and any(p.parent.name == "installs" for p in made)  # each kind of file was made
+    assert {oct(p.stat().st_mode & 0o777) for p in made if p.is_dir()} == {"0o700"}
+    assert {oct(p.stat().st_mode & 0o777) for p in made if p.is_file()} == {"0o600"}
+
+
 FOUR_SPACES = {"permissions": {"allow": ["Bash(make test)"]}, "env": {"LANG": "fr_FR.UTF-8", "GREETING": "Ça va"}}
 
 

@@ -116,15 +116,28 @@ def log_path(environ: Mapping[str, str]) -> Path:
     return hooks_home(environ) / "hooks.log"
 
 
+def private_dir(path: Path) -> None:
+    """`path` made with the parents it lacks, each 0700, as `notewell serve` makes its home: what the hooks keep is
+    the person's own (their settings files' text, the paths they work on, what failed). Existing ones are left."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
+
+
+def _private_open(path: Path, flags: int) -> int:
+    return os.open(path, flags | os.O_CREAT | os.O_WRONLY, 0o600)
+
+
 def log_failure(environ: Mapping[str, str], where: str, message: str) -> None:
     """One line per failure; a log that cannot be written is not a reason to fail either."""
     path = log_path(environ)
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(path.parent)
         if path.exists() and path.stat().st_size > LOG_BYTES:
             path.replace(path.with_suffix(".log.1"))
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with path.open("a", encoding="utf-8") as log:
+        with os.fdopen(_private_open(path, os.O_APPEND), "a", encoding="utf-8") as log:
             log.write(f"{stamp} {where}: {' '.join(message.split())}\n")
 
 
@@ -413,14 +426,15 @@ class Deadline:
 
 
 def _write_json(path: Path, data: Mapping[str, object]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(data), encoding="utf-8")
+    with os.fdopen(_private_open(temporary, os.O_TRUNC), "w", encoding="utf-8") as file:
+        file.write(json.dumps(data))
     temporary.replace(path)
 
 
 def _save_state(path: Path, state: Mapping[str, object]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(path.parent)
     cutoff = time.time() - STATE_DAYS * 86_400
     for old in path.parent.glob("*.json"):  # sessions long over
         with contextlib.suppress(OSError):
@@ -1037,6 +1051,8 @@ def _apply(args: argparse.Namespace, path: Path, label: str, before: str | None,
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.notewell.tmp")
     temporary.write_text(after, encoding="utf-8")
+    with contextlib.suppress(FileNotFoundError):  # the file keeps its mode (a 0600 settings file stays 0600)
+        temporary.chmod(path.stat().st_mode & 0o7777)
     temporary.replace(path)
     return True
 
