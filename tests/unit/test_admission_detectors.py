@@ -182,6 +182,29 @@ def test_an_elaboration_updates_the_note_and_names_what_it_adds() -> None:
     assert evidence is not None and evidence.detector == "elaboration" and "GitHub" in evidence.new
 
 
+def test_detail_added_to_a_claim_said_again_is_an_update_never_a_duplicate() -> None:
+    # a duplicate stores nothing: the load balancer would be lost
+    found = compare("The payments worker is deployed to us-east-1.",
+                    "The payments worker is deployed to us-east-1, behind the internal ALB.")  # fmt: skip
+    assert found.verdict is Verdict.RESTATEMENT
+    assert found.evidence == Evidence("elaboration", "", "", "behind internal ALB")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The search reindex job runs in staging.",
+         "The search reindex job runs in staging, but from today it runs only in production."),  # another environment
+        ("The billing migration to Postgres 16 is in progress.",
+         "The billing migration to Postgres 16 is in progress for reads only; writes were rolled back after the "
+         "replication lag incident."),  # another state
+    ],
+)  # fmt: skip
+def test_a_claim_said_again_with_another_environment_or_state_is_left_to_review(old: str, new: str) -> None:
+    found = compare(old, new)
+    assert found.verdict is Verdict.UNRELATED and found.related
+
+
 def test_a_second_value_beside_the_first_is_no_elaboration() -> None:
     found = compare("Retries are capped at 3.", "Retries are capped at 3 for payments and 5 for search.")
     assert found.verdict is Verdict.UNRELATED and found.related

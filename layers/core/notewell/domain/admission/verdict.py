@@ -93,20 +93,31 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     old_in_new = _contained(old_part, new_part)
     near = cosine is not None and calibration is not None and cosine >= calibration.related
     repeated = _restated(alignments, new_part, alike, exact=old_in_new, near=near)
-    if old_keys and repeated is not None:
-        detector = "reworded" if old_in_new or repeated == "reworded" else "contained"
-        return Comparison(Verdict.DUPLICATE, Evidence(detector, "", _values(old_tokens), _values(new_tokens)), True, 1)
     placed = {(t.clause, t.side, t.key) for t in old_tokens}
     added = [t for t in new_tokens if (t.clause, t.side, t.key) not in placed and t.kind != "negation"]
+    if old_keys and repeated is not None:
+        detector = "reworded" if old_in_new or repeated == "reworded" else "contained"
+        if detector == "reworded" and old_keys <= new_keys and added:  # every old word kept, more said: detail
+            return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(added)), True, 1)
+        return Comparison(Verdict.DUPLICATE, Evidence(detector, "", _values(old_tokens), _values(new_tokens)), True, 1)
     kept_values = _in_order(old_values, new_values)
     covered = old_in_new or (len(old_keys) >= LONG_CLAIM and len(old_keys & new_keys) >= COVERED * len(old_keys))
     if (
         alike and old_values and kept_values and not covered
     ):  # the same claim in other words, with more: no amount or state added
         covered = not _new_rival(old_values, new_values)
-    if added and kept_values and covered and not _rival(alignments):
+    if added and kept_values and covered and not _rival(alignments) and not _new_scope(old_values, new_values):
         return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(added)), True, closeness)
     return Comparison(Verdict.UNRELATED, None, close, closeness)
+
+
+def _new_scope(old_values: Sequence[Token], new_values: Sequence[Token]) -> bool:
+    """Another environment or state than the old text's, anywhere in the new one ("runs in staging, but from today
+    only in production"; "in progress for reads; writes were rolled back"): the claim's scope or standing moved,
+    so it is a change for the agent to read, not detail. Other kinds added elsewhere are mostly history
+    ("on Rails 7.1, upgraded from 7.0"), which _rival weighs in the sentence that keeps the claim."""
+    kinds = {kind_of_value(o) for o in old_values if o.kind == "env" or o.kind.startswith("status")}
+    return any(kind_of_value(n) in kinds and not any(same_value(n, o) for o in old_values) for n in new_values)
 
 
 def _new_rival(old_values: Sequence[Token], new_values: Sequence[Token]) -> bool:
