@@ -104,6 +104,17 @@ def test_a_denial_added_is_a_conflict() -> None:
     assert evidence.new == "Do not run migrations on deploy."
 
 
+def test_a_claim_said_again_for_everything_except_its_subject_is_a_denial() -> None:
+    verdict, evidence = evidence_of(
+        "We use Postgres for the ledger.", "We use Postgres for everything except the ledger."
+    )
+    assert verdict is Verdict.CONFLICT and evidence is not None and evidence.detector == "negation"
+    # an exception in the detail leaves the claim standing
+    assert compare(
+        "Deploys run every weekday.", "Deploys run every weekday except on release-freeze days."
+    ).verdict is (Verdict.RESTATEMENT)
+
+
 def test_a_denial_inside_added_detail_denies_the_detail_not_the_claim() -> None:
     old = "The app uses a hexagonal architecture."
     new = "The app uses a hexagonal architecture: domain code has no imports from adapters/."
