@@ -216,6 +216,24 @@ def test_a_claim_said_again_with_another_environment_or_state_is_left_to_review(
     assert found.verdict is Verdict.UNRELATED and found.related
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Kafka is our event bus.", "Kafka was our event bus."),
+        ("Staging uses the t3.medium instance type.", "Staging used the t3.medium instance type."),
+        ("Marta owns the billing service.", "Marta owned the billing service until October; Jon owns it now."),
+    ],
+)
+def test_a_claim_said_again_in_the_past_is_left_to_review_never_absorbed(old: str, new: str) -> None:
+    found = compare(old, new, 0.95, MINILM)  # however close the model finds them
+    assert found.verdict is Verdict.UNRELATED and found.related
+
+
+def test_a_past_form_the_old_claim_already_had_is_no_change() -> None:
+    found = compare("The flag was enabled for beta users.", "The flag was enabled for beta users in March.")
+    assert found.verdict is Verdict.RESTATEMENT
+
+
 def test_a_second_value_beside_the_first_is_no_elaboration() -> None:
     found = compare("Retries are capped at 3.", "Retries are capped at 3 for payments and 5 for search.")
     assert found.verdict is Verdict.UNRELATED and found.related

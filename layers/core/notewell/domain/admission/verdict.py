@@ -8,6 +8,7 @@ just `created`. Across notes the strongest verdict wins, in the contract's order
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -17,6 +18,7 @@ from notewell.domain import calibration as model_table
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
 from notewell.domain.admission.text import Token, kind_of_value, same_value, tokens_of, window
 from notewell.domain.admission.vocabulary import vocabulary
+from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -86,7 +88,12 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     found = contradiction(alignments)
     if found is not None:
         return Comparison(Verdict.CONFLICT, found, True, closeness)
-    if _unsure(alignments) or substituted(alignments) or _announces_change(old_part, new_part):
+    if (
+        _unsure(alignments)
+        or substituted(alignments)
+        or _announces_change(old_part, new_part)
+        or _into_the_past(old_part, new_part)
+    ):
         return Comparison(Verdict.UNRELATED, None, close, closeness)
     old_values, new_values = _value_tokens(old_tokens), _value_tokens(new_tokens)
     alike = cosine is not None and calibration is not None and cosine >= calibration.duplicate
@@ -162,6 +169,19 @@ def _announces_change(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
 
 
 _WORD = re.compile(r"[a-z]+")
+
+
+def _into_the_past(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
+    """The new text puts the old claim in the past ("Kafka is our event bus" / "Kafka was our event bus"; "uses" /
+    "used", but not the passive "is used"): it held once and may not now, so the agent reads both."""
+    vocab = vocabulary()
+    old_words = {w for s in old_part for w in _WORD.findall(s.casefold())}
+    pairs = [pair for s in new_part for pair in itertools.pairwise(["", *_WORD.findall(s.casefold())])]
+    if old_words & vocab.present_be and not old_words & vocab.past_be and any(w in vocab.past_be for _, w in pairs):
+        return True
+    present = {stem(w) for w in old_words if not w.endswith("ed")} - {stem(w) for w in old_words if w.endswith("ed")}
+    past = [w for b, w in pairs if w.endswith("ed") and w not in old_words and b not in vocab.passive_after]
+    return any(stem(w) in present for w in past)
 
 
 def _unsure(alignments: Sequence[Alignment]) -> bool:

@@ -39,6 +39,9 @@ class Vocabulary:
     frequencies: dict[str, str]  # "nightly" -> "every 1 night"
     phrase_starts: frozenset[str]  # first words of the phrases above: only these are looked up as phrases
     change_words: frozenset[str]  # words that announce a change ("moved", "no longer", "now")
+    present_be: frozenset[str]  # "is", "are": what a claim in force says...
+    past_be: frozenset[str]  # ..."was", "were": what a claim that held once says
+    passive_after: frozenset[str]  # words after which "-ed" is the passive present ("is used"), not the past
 
 
 def _read(name: str) -> Any:
@@ -64,7 +67,7 @@ def vocabulary() -> Vocabulary:
                 values[word] = key
             else:
                 phrases[parts] = key
-    negations = _read("negations.json")
+    negations, changes = _read("negations.json"), _read("changes.json")
     opposites: dict[str, set[str]] = {}
     data = _read("opposites.json")
     for left, right in data["pairs"]:
@@ -103,6 +106,9 @@ def vocabulary() -> Vocabulary:
         additive=frozenset(data["additive_words"]),
         departure=frozenset(data["departure_words"]),
         frequencies=units["frequencies"],
-        change_words=frozenset(_read("changes.json")["words"]),
+        change_words=frozenset(changes["words"]),
+        present_be=frozenset(changes["past_of_be"]["present"]),
+        past_be=frozenset(changes["past_of_be"]["past"]),
+        passive_after=frozenset(changes["past_of_be"]["passive_after"]),
         phrase_starts=frozenset(p[0] for p in [*phrases, *(tuple(n.split()) for n in negations["phrases"])]),
     )
