@@ -57,6 +57,13 @@ def test_a_changed_value_with_its_reason_added_is_still_a_conflict() -> None:
     assert verdict is Verdict.CONFLICT and evidence == Evidence("changed value", "Retries capped at", "3", "5")
 
 
+def test_a_rule_made_optional_is_a_conflict_naming_both_words() -> None:
+    # "must" and "may" are obligations, not filler: read as the same words, the rule's loosening stored nothing
+    found = compare("Migrations must run before the deploy.", "Migrations may run before the deploy.", 0.97, MINILM)
+    assert found.verdict is Verdict.CONFLICT and found.evidence is not None
+    assert (found.evidence.detector, found.evidence.old, found.evidence.new) == ("status", "must", "may")
+
+
 def test_a_value_left_for_another_is_a_conflict() -> None:
     verdict, evidence = evidence_of("Error tracking is Sentry.", "Error tracking moved from Sentry to Rollbar.")
     assert verdict is Verdict.CONFLICT
