@@ -57,6 +57,11 @@ def test_a_changed_value_with_its_reason_added_is_still_a_conflict() -> None:
     assert verdict is Verdict.CONFLICT and evidence == Evidence("changed value", "Retries capped at", "3", "5")
 
 
+def test_one_word_put_in_place_in_a_short_sentence_is_left_to_review_however_close_the_model_finds_them() -> None:
+    found = compare("PRs are merged by the author.", "PRs are merged by the reviewer.", 0.95, MINILM)
+    assert found.verdict is Verdict.UNRELATED and found.related
+
+
 def test_a_rule_made_optional_is_a_conflict_naming_both_words() -> None:
     # "must" and "may" are obligations, not filler: read as the same words, the rule's loosening stored nothing
     found = compare("Migrations must run before the deploy.", "Migrations may run before the deploy.", 0.97, MINILM)

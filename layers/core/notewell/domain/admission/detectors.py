@@ -217,12 +217,13 @@ def contradiction(alignments: Sequence[Alignment]) -> Evidence | None:
 
 
 def substituted(alignments: Sequence[Alignment]) -> bool:
-    """A plain word of a kept frame put in place of another ("default branch is main" / "… master"): no detector
-    can tell a synonym from another value, so the texts are never the same claim by words; the agent reads them."""
+    """A plain word of a kept frame, or all a short sentence changed, put in place of another ("branch is main" /
+    "… master"; "merged by the author" / "… the reviewer"): only a reader tells a synonym from another thing."""
     return any(
-        len(a.replaced) == 1 and a.kept >= FRAME_KEPT and a.frame and any(not t.is_value for t in a.replaced[0].old)
+        len(a.replaced) == 1 and a.frame and any(not t.is_value for t in a.replaced[0].old)
+        and (a.kept >= FRAME_KEPT or (len(a.spans) == 1 and len(a.replaced[0].old) == len(a.replaced[0].new) == 1))
         for a in alignments
-    )
+    )  # fmt: skip
 
 
 def _slot(a: Alignment, span: Span | None) -> str:
