@@ -22,6 +22,7 @@ from notewell.domain.errors import (
     TooLargeError,
     VersionConflictError,
 )
+from notewell.domain.freshness import CHECKED_STATUSES
 from notewell.domain.model import (
     Anchor,
     IdempotencyRecord,
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 IDEMPOTENCY_TTL = timedelta(hours=24)
 # `anchored` reads the change feed to its end (EXPORT_HORIZON), of the statuses a freshness check is worth.
 _FEED_PAGE = 200
-_CHECKED_STATUSES = (NoteStatus.CURRENT, NoteStatus.PENDING, NoteStatus.DISPUTED)
 
 
 def idempotency_scope(principal: Principal, project: str, key: str) -> str:
@@ -449,7 +449,7 @@ class NoteService:
         while True:
             scan = self._deps.store.changes_after(
                 principal.workspace_id, target.id, position, horizon=EXPORT_HORIZON, types=(),
-                statuses=_CHECKED_STATUSES, limit=_FEED_PAGE,
+                statuses=CHECKED_STATUSES, limit=_FEED_PAGE,
             )  # fmt: skip
             for note in scan.notes:
                 if note.anchors and not note.is_deleted and note.id not in seen:
