@@ -14,7 +14,7 @@ from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import Link, NoteStatus, NoteType, Principal
-from notewell.domain.packing import DETAIL_LEVELS, SECTION_ORDER, Detail, Section
+from notewell.domain.packing import DETAIL_LEVELS, MATCH_READ, SECTION_ORDER, Detail, Section
 from notewell.ports import Store
 from notewell.services.memory import RememberRequest
 from notewell.services.notes import NoteChanges
@@ -241,7 +241,9 @@ def test_a_handoff_is_read_at_length_when_no_query_is_given(services: Services, 
     assert len(str(bare[fact]["excerpt"])) <= DETAIL_LEVELS[Detail.BALANCED].excerpt_chars + 1
 
 
-def test_with_a_query_a_match_shows_the_sentence_that_answers_it(services: Services, me: Principal) -> None:
+def test_with_a_query_a_match_shows_its_lead_then_the_sentence_that_answers_it(
+    services: Services, me: Principal
+) -> None:
     body = (
         "Driver phone numbers and street addresses are personal data under the carrier contract. "
         "They are encrypted at rest in Postgres with pgcrypto and decrypted only in the dispatch view. "
@@ -252,7 +254,24 @@ def test_with_a_query_a_match_shows_the_sentence_that_answers_it(services: Servi
         add(services, me, f"Depot {n}", f"Depot {n} opens at 5 am; trucks leave by 6.", NoteType.FACT)
     result = context(services, me, detail=Detail.LEAN, query="may I log the consignee address to debug a stop?")
     excerpt = str(entries_of(result)[note]["excerpt"])
-    assert excerpt.startswith("…Consignee addresses never go into log lines")
+    # The note's first sentence says what the rule is about; the answer is read against it.
+    assert excerpt.startswith("Driver phone numbers and street addresses are personal data under the carrier contract.")
+    assert "…Consignee addresses never go into log lines or trace spans: log the stop id instead." in excerpt
+
+
+def test_a_focused_excerpt_cuts_a_long_lead_to_a_third_of_it(services: Services, me: Principal) -> None:
+    lead = (
+        "A request handler in dispatch-api never calls HERE, Samsara, Twilio or any other metered vendor API "
+        "synchronously, whatever the endpoint, the tenant or the feature flag, and whoever asks for it."
+    )
+    answer = "Geocoding goes through the geocode-backfill worker on its SQS queue."
+    note = add(services, me, "Paid calls in handlers", f"{lead} Several paragraphs follow. {answer}",
+               NoteType.CONSTRAINT)  # fmt: skip
+    result = context(services, me, detail=Detail.LEAN, query="which queue does geocoding use?")
+    excerpt = str(entries_of(result)[note]["excerpt"])
+    shown_lead, _, rest = excerpt.partition("… ")
+    assert lead.startswith(shown_lead) and len(shown_lead) < DETAIL_LEVELS[Detail.LEAN].excerpt_chars * MATCH_READ / 3
+    assert rest == answer
 
 
 def test_with_a_query_a_note_that_says_none_of_its_words_is_not_called_relevant(

@@ -264,10 +264,14 @@ def _with_freshness(entry: dict[str, object], verdict: NoteVerdict | None) -> di
 def note_excerpt(note: Note, limit: int, focus: frozenset[str] = frozenset()) -> str:
     """The excerpt of a note, whole or lean (a lean note's body is `rules.lean_text` of the whole: the same excerpt
     up to LEAN_BODY_CHARS; callers read whole notes for longer ones). With `focus` (a query's stems, focus_terms),
-    it starts at the sentence that holds most of them: the part of the note the agent asked about."""
+    it shows the sentence that holds most of them, the part of the note the agent asked about, after the note's lead
+    sentence: a constraint or decision says what it is in its first sentence, and the answer is read against it."""
     start = focused_start(note.body, focus) if focus else 0
     if start:
-        return "…" + excerpt(note.body[start:], limit - 1)
+        end = lead_end(note.body)
+        lead = excerpt(note.body[:end], limit // LEAD_SHARE)
+        joint = " …" if note.body[end:start].strip() and not lead.endswith("…") else " "
+        return lead + joint + excerpt(note.body[start:], limit)
     return shorten(note.body, limit) if note.full_size is not None else excerpt(note.body, limit)
 
 
@@ -296,6 +300,15 @@ def mentions(note: Note, focus: frozenset[str]) -> bool:
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")  # "2.5 kg" and "v4.2" stay whole
 FOCUS_CHARS = 20_000  # how far into a body an excerpt may be focused: a long note's start is what is ranked
+
+
+LEAD_SHARE = 3  # a focused excerpt puts its note's lead sentence, cut to 1/LEAD_SHARE of the limit, before it
+
+
+def lead_end(body: str) -> int:
+    """Where the first sentence of `body` ends."""
+    found = _SENTENCE_BREAK.search(body[:FOCUS_CHARS])
+    return found.start() if found else len(body)
 
 
 def focused_start(body: str, focus: frozenset[str]) -> int:
