@@ -127,6 +127,29 @@ def test_a_claim_said_again_for_everything_except_its_subject_is_a_denial() -> N
     ).verdict is (Verdict.RESTATEMENT)
 
 
+def test_a_denial_of_what_the_old_claim_said_is_never_a_repeat() -> None:
+    # "Sessions expire" is within the old sentence; the denial falls on words the old one has: not the same claim
+    old, new = "Sessions expire after 30 minutes of inactivity.", "Sessions never expire."
+    for found in (compare(old, new), compare(old, new, 0.95, MINILM)):
+        assert found.verdict is Verdict.UNRELATED and found.related  # stored, for the agent to review
+
+
+def test_out_of_denies_what_follows() -> None:
+    verdict, evidence = evidence_of(
+        "Kafka consumers process events in order per partition.",
+        "Kafka consumers process events out of order per partition.",
+    )
+    assert verdict is Verdict.CONFLICT and evidence is not None and evidence.detector == "negation"
+
+
+def test_every_other_is_another_quantifier_than_every() -> None:
+    verdict, evidence = evidence_of(
+        "The cache is invalidated on every write.", "The cache is invalidated on every other write."
+    )
+    assert verdict is Verdict.CONFLICT and evidence is not None
+    assert (evidence.old, evidence.new) == ("every", "every other")
+
+
 def test_a_denial_inside_added_detail_denies_the_detail_not_the_claim() -> None:
     old = "The app uses a hexagonal architecture."
     new = "The app uses a hexagonal architecture: domain code has no imports from adapters/."

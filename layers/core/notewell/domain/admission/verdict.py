@@ -102,7 +102,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     repeated = _restated(alignments, new_part, alike, exact=old_in_new, near=near)
     placed = {(t.clause, t.side, t.key) for t in old_tokens}
     added = [t for t in new_tokens if (t.clause, t.side, t.key) not in placed and t.kind != "negation"]
-    if old_keys and repeated is not None:
+    if old_keys and repeated is not None and _denied(old_tokens) == _denied(new_tokens):
         detector = "reworded" if old_in_new or repeated == "reworded" else "contained"
         if detector == "reworded" and old_keys <= new_keys and added:  # every old word kept, more said: detail
             return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(added)), True, 1)
@@ -239,6 +239,11 @@ def _restated(
         else:
             return None
     return "reworded" if "reworded" in kinds else "contained"
+
+
+def _denied(tokens: Sequence[Token]) -> bool:
+    """Whether a text denies (an odd number of denials): one that does never restates one that does not."""
+    return sum(t.kind == "negation" for t in tokens) % 2 == 1
 
 
 def _swapped_words(a: Alignment) -> bool:

@@ -58,15 +58,8 @@ def vocabulary() -> Vocabulary:
     ]
     grouped += [(f"q:{group}", words) for group, words in quantifiers["groups"].items()]
     grouped += [(f"env:{group}", words) for group, words in environments["groups"].items()]
-    values: dict[str, str] = {}
-    phrases: dict[tuple[str, ...], str] = {}
-    for key, words in grouped:
-        for word in words:
-            parts = tuple(word.split())
-            if len(parts) == 1:
-                values[word] = key
-            else:
-                phrases[parts] = key
+    values = {word: key for key, words in grouped for word in words if " " not in word}
+    phrases = {tuple(word.split()): key for key, words in grouped for word in words if " " in word}
     negations, changes = _read("negations.json"), _read("changes.json")
     opposites: dict[str, set[str]] = {}
     data = _read("opposites.json")
