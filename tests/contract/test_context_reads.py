@@ -63,6 +63,27 @@ def test_recent_changes_interleave_notes_of_no_section_with_the_sections_newest(
     assert not {n.id for n in old_facts} & {n.id for n in read.recent}
 
 
+def test_an_old_rule_is_weighed_however_many_newer_notes_share_its_section(
+    services: Services, me: Principal, clock: FixedClock
+) -> None:
+    """Constraints stay in force however old, and the newest handoff is where work resumes: a run of newer
+    preferences or status notes (more than a section weighs) must not push them out before they are ranked."""
+    old_rules = [add(services, me, n, NoteType.CONSTRAINT, clock, importance=5) for n in range(3)]
+    handoff = add(services, me, 50, NoteType.HANDOFF, clock)
+    for n in range(30):
+        add(services, me, 100 + n, NoteType.PREFERENCE, clock)
+        add(services, me, 200 + n, NoteType.STATUS, clock)
+    project = services.deps.store.get_project(me.workspace_id, "api")
+    assert project is not None
+    read = services.deps.store.context_notes(me.workspace_id, project.id, per_section=26, recent=25, attention=20)
+    constraints = [n for n in read.sections[Section.CONSTRAINTS] if n.type is NoteType.CONSTRAINT]
+    assert [n.id for n in constraints] == [n.id for n in reversed(old_rules)]
+    assert handoff.id in {n.id for n in read.sections[Section.STATUS]}
+    assert sum(n.type is NoteType.PREFERENCE for n in read.sections[Section.CONSTRAINTS]) == 26
+    shown = shown_ids(services.context.get_context(me, "api", detail=Detail.DEEP))
+    assert {n.id for n in old_rules} <= set(shown) and handoff.id in shown
+
+
 def test_a_long_body_shows_the_same_excerpt_at_every_detail(
     services: Services, me: Principal, clock: FixedClock
 ) -> None:

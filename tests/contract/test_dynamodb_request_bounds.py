@@ -11,6 +11,7 @@ from notewell.adapters.dynamodb import DynamoDBStore
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
+from notewell.domain import packing
 from notewell.domain.model import NoteStatus, NoteType, Plan, Principal
 from notewell.entrypoints.cli import main
 from notewell.services.memory import RememberRequest
@@ -49,13 +50,17 @@ def requests_for(notes: int, tmp_path: Path) -> tuple[Counter[str], Counter[str]
         return context_calls, Counter(calls)
 
 
+# One lean Query per GSI4 partition (each type of a section: 8; the rest; those needing attention), key, project.
+LEAN_CONTEXT_REQUESTS = 12
+
+
 def test_get_context_and_remember_make_the_same_requests_at_any_project_size(tmp_path: Path) -> None:
     small_context, small_remember = requests_for(20, tmp_path / "small")
     large_context, large_remember = requests_for(120, tmp_path / "large")
     assert small_context == large_context, (small_context, large_context)  # one Query per index read, always
     for calls in (small_context, large_context, small_remember, large_remember):
         assert "Scan" not in calls
-    assert sum(large_context.values()) <= 10  # one lean Query per section partition, conflicts, key and project
+    assert sum(large_context.values()) <= LEAN_CONTEXT_REQUESTS
     # remember: candidates (one bounded index read), neighbours (topped up from the type index only when the
     # search found too few), one transaction. Never more, however large the project.
     assert sum(small_remember.values()) <= 12 and sum(large_remember.values()) <= 12
@@ -100,7 +105,7 @@ def test_a_project_from_before_the_lean_index_reads_the_old_way_until_reindex_up
         calls.clear()
         upgraded = services.context.get_context(me, "api", query="subsystem 3 detail")
         assert upgraded.packed.text == before
-        assert sum(calls.values()) <= 10
+        assert sum(calls.values()) <= LEAN_CONTEXT_REQUESTS
 
 
 def test_a_project_whose_lean_index_kept_disputed_notes_in_its_sections_lists_them_until_reindex_moves_them(
@@ -145,7 +150,51 @@ def test_a_project_whose_lean_index_kept_disputed_notes_in_its_sections_lists_th
         reads.clear()
         upgraded = services.context.get_context(me, "api", query="subsystem 3 detail").packed
         assert upgraded.text == before.text
-        assert reads["GSI3"] == 0 and reads["GSI4"] == 7  # five sections, the rest, those needing attention
+        assert reads["GSI3"] == 0 and reads["GSI4"] == 10  # each type of a section, the rest, those needing attention
+
+
+def test_a_project_whose_lean_index_kept_notes_by_section_reads_them_until_reindex_moves_them_by_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Layout 3 (a partition per section): a new version writes by type, so until `reindex --stack` moves them the
+    older notes are read from their section's partition beside the types'; then from the types' alone."""
+    with dynamodb_store() as store:
+        services, me = signed_in(store, tmp_path)
+        seed(services, me, 20)
+        project = store.get_project(me.workspace_id, "api")
+        assert project is not None
+        before = services.context.get_context(me, "api").packed.text
+        client, table = store.client, store.table_name
+        prefix = f"WS#{me.workspace_id}#P#{project.id}#S#"
+        for section, kinds in packing.SECTION_TYPES.items():
+            for kind in kinds:
+                for item in client.query(
+                    TableName=table, IndexName="GSI4", KeyConditionExpression="gsi4pk = :pk",
+                    ExpressionAttributeValues={":pk": {"S": prefix + kind.value}},
+                )["Items"]:  # fmt: skip
+                    client.update_item(
+                        TableName=table, Key={"pk": item["pk"], "sk": item["sk"]},
+                        UpdateExpression="SET gsi4pk = :pk",
+                        ExpressionAttributeValues={":pk": {"S": prefix + section.value}},
+                    )  # fmt: skip
+        client.update_item(
+            TableName=table, Key={"pk": {"S": f"WS#{me.workspace_id}"}, "sk": {"S": f"PROJ#{project.id}"}},
+            UpdateExpression="SET contextIndex = :three", ExpressionAttributeValues={":three": {"N": "3"}},
+        )  # fmt: skip
+        newer = services.notes.create(me, "api", title="Newest rule", body="Never block a handler.",
+                                      type=NoteType.CONSTRAINT).note  # fmt: skip
+
+        reads = count_index_reads(client)
+        by_section = services.context.get_context(me, "api")
+        assert reads["GSI4"] == 15  # each type and each section, the rest, those needing attention
+        assert newer.id in by_section.packed.text  # written by type, beside its section's older notes
+        assert by_section.packed.text.replace(f"- {newer.id} Newest rule: Never block a handler.\n", "") == before
+        monkeypatch.setenv("AWS_REGION", client.meta.region_name)
+        assert main(["reindex", "--stack", "--table", table]) == 0
+        assert "1 projects moved onto the lean context index" in capsys.readouterr().out
+        reads.clear()
+        assert services.context.get_context(me, "api").packed.text == by_section.packed.text
+        assert reads["GSI4"] == 10
 
 
 def test_the_lean_index_projects_exactly_what_a_lean_note_is_read_from() -> None:

@@ -295,12 +295,20 @@ class NoteStore(Protocol):
         ...
 
     def context_notes(
-        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int
+        self,
+        workspace_id: str,
+        project_id: str,
+        *,
+        per_section: int,
+        recent: int,
+        attention: int,
+        by_section: bool = False,
     ) -> ContextNotes:
-        """Up to `attention` of the newest notes needing attention, and (packing.with_attention) for each typed
-        section up to `per_section` of its newest candidates, and up to `recent` of the project's newest live notes:
-        one indexed read per section, one for the rest, one for attention. Notes may come lean (only the start of
-        the body, rules.lean_text)."""
+        """Up to `attention` of the newest notes needing attention, and (packing.with_attention) for each type of
+        each section up to `per_section` of its newest candidates, and up to `recent` of the project's newest live
+        notes: one indexed read per type, one for the rest, one for attention. Notes may come lean (only the start
+        of the body, rules.lean_text). `by_section`: the project's notes may still be kept by section (a layout
+        before model.TYPE_PARTITION_LAYOUT): read those too."""
         ...
 
     def conflicted_notes(self, workspace_id: str, project_id: str, *, limit: int) -> list[Note]:

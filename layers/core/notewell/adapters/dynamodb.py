@@ -33,8 +33,8 @@ Four indexes on note items, each sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
     GSI2  live notes of one type and status            gsi2pk = WS#{ws}#P#{projectId}#T#{type}#S#{status}
     GSI3  live notes needing attention: disputed, or   gsi3pk = WS#{ws}#P#{projectId}#ATTN
           superseded_by set but status not superseded
-    GSI4  notes get_context weighs, lean: live ones    gsi4pk = WS#{ws}#P#{projectId}#S#{section|other|attention}
-          by the section they are candidates of (packing.context_section; `other` for the rest), and those needing
+    GSI4  notes get_context weighs, lean: live ones    gsi4pk = WS#{ws}#P#{projectId}#S#{type|other|attention}
+          by type when their type has a section (packing.context_section; `other` for the rest), and those needing
           attention apart (the same as GSI3's: get_context lists the newest of them as conflicts)
 
 GSI1-3 project every attribute; GSI4 only what get_context shows (LEAN_ATTRIBUTES: the start of the body as
@@ -42,7 +42,8 @@ GSI1-3 project every attribute; GSI4 only what get_context shows (LEAN_ATTRIBUTE
 partition. A project made before GSI4 existed holds notes without its keys: its item has no `contextIndex` and
 get_context reads it through GSI2 until `notewell reindex --stack` rewrites its notes. One made before the attention
 partition (`contextIndexed`, layout 1) has old disputed notes among its sections: get_context reads its conflicts
-from GSI3 until the same command moves them.
+from GSI3 until the same command moves them. One made before layout 4 (model.TYPE_PARTITION_LAYOUT) keeps older
+notes in a partition per section: get_context reads those beside the type partitions until the command moves them.
 
 GSI2, GSI3 and GSI4 are sparse: `note_to_item` alone derives their keys from the note, and every note write Puts the
 whole item, so a key the note no longer earns (deleted, fixed, moved to another type) leaves with it.
@@ -564,8 +565,7 @@ def note_to_item(note: Note) -> Item:
         item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, ATTENTION_PARTITION))
         item["gsi4sk"] = _s(lean_sk(note))
     elif packing.in_live_feed(note):
-        section = packing.context_section(note)
-        partition = section.value if section is not None else OTHER_PARTITION
+        partition = note.type.value if packing.context_section(note) is not None else OTHER_PARTITION
         item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, partition))
         item["gsi4sk"] = _s(lean_sk(note))
     return item
@@ -1816,13 +1816,15 @@ class DynamoDBStore:
         return low
 
     def context_notes(
-        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int
-    ) -> ContextNotes:
-        """One GSI4 Query per partition: `attention` newest needing attention, `per_section` newest of each
-        section, then of the rest only what is newer than the `recent`-th newest read so far (the rest serves recent
-        notes only, so nothing older can count); recent notes are the newest `recent` of them all. A section whose
-        page ended inside those (it may hold more of the newest) is read on from where it stopped: one more Query,
-        only then.
+        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int,
+        by_section: bool = False,
+    ) -> ContextNotes:  # fmt: skip
+        """One GSI4 Query per partition: `attention` newest needing attention, `per_section` newest of each type of
+        each section (and of each section's own partition, where a project before TYPE_PARTITION_LAYOUT kept them:
+        `by_section`), then of the rest only what is newer than the `recent`-th newest read so far (the rest serves
+        recent notes only, so nothing older can count); recent notes are the newest `recent` of them all. A
+        partition whose page ended inside those (it may hold more of the newest) is read on from where it stopped:
+        one more Query, only then.
         Unfinished supersessions among those needing attention are read whole (one BatchGetItem, only then): the
         lean index does not hold which notes supersede them."""
         scope = (workspace_id, project_id)
@@ -1834,8 +1836,12 @@ class DynamoDBStore:
         pages: dict[str, _LeanPage] = {
             ATTENTION_PARTITION: _LeanPage([n for n in needing if packing.in_live_feed(n)], None)
         }
-        for section in packing.SECTION_TYPES:
-            pages[section.value] = self._lean_page(scope, section.value, per_section, None)
+        partitions = {
+            section: [*(kind.value for kind in kinds), *([section.value] if by_section else [])]
+            for section, kinds in packing.SECTION_TYPES.items()
+        }
+        for name in (name for names in partitions.values() for name in names):
+            pages[name] = self._lean_page(scope, name, per_section, None)
         read = sorted((n for page in pages.values() for n in page.notes), key=_position, reverse=True)
         after = {OTHER_PARTITION: "#".join(_position(read[recent - 1]))} if len(read) >= recent else {}
         pages[OTHER_PARTITION] = self._lean_page(scope, OTHER_PARTITION, recent, None, after.get(OTHER_PARTITION))
@@ -1851,7 +1857,7 @@ class DynamoDBStore:
             for name, page in short:
                 more = self._lean_page(scope, name, max(1, recent - len(page.notes)), page.last_key, after.get(name))
                 pages[name] = _LeanPage(page.notes + more.notes, more.last_key)
-        settled = {s: pages[s.value].notes[:per_section] for s in packing.SECTION_TYPES}
+        settled = {s: [n for name in names for n in pages[name].notes] for s, names in partitions.items()}
         sections, newest = packing.with_attention(
             settled, newest, needing, per_section=per_section, recent_limit=recent
         )

@@ -1120,8 +1120,9 @@ class SqliteStore:
         return [_note_from_row(row) for row in rows]
 
     def context_notes(
-        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int
-    ) -> ContextNotes:
+        self, workspace_id: str, project_id: str, *, per_section: int, recent: int, attention: int,
+        by_section: bool = False,
+    ) -> ContextNotes:  # fmt: skip
         def settled(types: Sequence[NoteType], statuses: Sequence[NoteStatus], limit: int) -> list[Note]:
             params = {
                 "workspace": workspace_id, "project": project_id, "limit": limit,
@@ -1131,7 +1132,7 @@ class SqliteStore:
             return [_note_from_row(row) for row in self.connection().execute(_SELECT_SETTLED_BY_TYPE, params)]
 
         sections = {
-            section: settled(types, packing.section_statuses(section), per_section)
+            section: [n for kind in types for n in settled([kind], packing.section_statuses(section), per_section)]
             for section, types in packing.SECTION_TYPES.items()
         }
         newest = settled(list(NoteType), packing.LIVE_STATUSES, recent)

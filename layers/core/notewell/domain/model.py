@@ -31,8 +31,9 @@ class NoteStatus(StrEnum):
 
 
 # The layout of a store's lean context index that new projects start in (Project.context_index).
-CONTEXT_INDEX_LAYOUT = 3
+CONTEXT_INDEX_LAYOUT = 4
 ATTENTION_LAYOUT = 2  # the first layout with the notes needing attention apart
+TYPE_PARTITION_LAYOUT = 4  # the first layout with a section's notes apart by type
 
 
 class Plan(StrEnum):
@@ -64,8 +65,9 @@ class Project:
     # Which layout of the store's lean context index holds every note of the project (DynamoDB: projects made
     # before a layout existed hold notes without its keys until `notewell reindex --stack` upgrades them; other
     # stores: always the current one). 0: none; 1: by section; 2 (ATTENTION_LAYOUT): by section, with the notes
-    # needing attention apart; 3 (CONTEXT_INDEX_LAYOUT): and every anchored note findable by its paths (DynamoDB's
-    # anchor pointers, which notes anchored before them gain when reindexed).
+    # needing attention apart; 3: and every anchored note findable by its paths (DynamoDB's anchor pointers, which
+    # notes anchored before them gain when reindexed); 4 (TYPE_PARTITION_LAYOUT, CONTEXT_INDEX_LAYOUT): a section's
+    # notes kept apart by type, so each type's newest are read whatever the other types hold.
     context_index: int = CONTEXT_INDEX_LAYOUT
     # The project's branch record (domain/branches.py): notes written on a merged branch count as the default
     # branch's, so a merge is one write here, never a rewrite of the branch's notes.

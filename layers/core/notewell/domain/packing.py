@@ -9,6 +9,7 @@ import functools
 import json
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -125,6 +126,25 @@ def _newest(notes: Iterable[Note], limit: int) -> list[Note]:
     return sorted(unique, key=lambda n: (n.updated_at, n.id), reverse=True)[:limit]
 
 
+def newest_of_each_type(notes: Iterable[Note], limit: int) -> list[Note]:
+    """Up to `limit` of the newest notes of each type, newest first. A section's types are weighed each on its own:
+    a run of new preferences never pushes an old constraint out of its section, nor new status notes the handoff
+    where work resumes (rules stay in force however old they are)."""
+    every = list(notes)
+    seen: Counter[NoteType] = Counter()
+    chosen: list[Note] = []
+    for note in _newest(every, len(every)):
+        seen[note.type] += 1
+        if seen[note.type] <= limit:
+            chosen.append(note)
+    return chosen
+
+
+def more_of_a_type_than(notes: Iterable[Note], limit: int) -> bool:
+    """Whether some type has more than `limit` notes among `notes`."""
+    return any(count > limit for count in Counter(n.type for n in notes).values())
+
+
 def with_attention(
     settled: Mapping[Section, Sequence[Note]],
     recent: Sequence[Note],
@@ -133,13 +153,15 @@ def with_attention(
     per_section: int,
     recent_limit: int,
 ) -> tuple[dict[Section, list[Note]], list[Note]]:
-    """get_context's default candidates: the newest settled notes of each section and of the project (those that
-    need no attention), joined by the notes needing attention it lists as conflicts (`attention`, the newest few),
-    each where it belongs. A note needing attention beyond those is weighed by neither: it waits its turn among the
-    conflicts, where it must be settled first. Both stores (and the old read path) apply this one rule."""
+    """get_context's default candidates: the newest settled notes of each type of each section, and of the project
+    (those that need no attention), joined by the notes needing attention it lists as conflicts (`attention`, the
+    newest few), each where it belongs. A note needing attention beyond those is weighed by neither: it waits its
+    turn among the conflicts, where it must be settled first. Both stores (and the old read path) apply this one
+    rule."""
     sections = {
-        section: _newest([*settled.get(section, ()), *(a for a in attention if context_section(a) is section)],
-                         per_section)
+        section: newest_of_each_type(
+            [*settled.get(section, ()), *(a for a in attention if context_section(a) is section)], per_section
+        )
         for section in SECTION_TYPES
     }  # fmt: skip
     newest = _newest([*recent, *(a for a in attention if in_live_feed(a))], recent_limit)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from notewell.domain import branches, freshness, packing, ranking, rules
 from notewell.domain.branches import BranchScope
 from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.model import ATTENTION_LAYOUT
+from notewell.domain.model import ATTENTION_LAYOUT, TYPE_PARTITION_LAYOUT
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, PackedContext, Section
 from notewell.services.access import Deps, visible_project
 from notewell.services.memory import CONFLICTS_SHOWN, conflicts_of
@@ -126,9 +126,11 @@ class ContextService:
         beyond: list[Section] = []
         for section in packing.SECTION_TYPES:
             # One more than is considered was read: whether the project holds more than the answer could weigh.
-            if len(typed[section]) > PER_SECTION:
+            if packing.more_of_a_type_than(typed[section], PER_SECTION):
                 beyond.append(section)
-            by_section[section] = [packing.lean_view(n) for n in typed[section][:PER_SECTION]]
+            by_section[section] = [
+                packing.lean_view(n) for n in packing.newest_of_each_type(typed[section], PER_SECTION)
+            ]
         recent = [packing.lean_view(n) for n in recent]
         relevant: list[Note] = []
         whole: dict[str, Note] = {n.id: n for n in anchored}  # notes read whole: deep detail need not read them again
@@ -277,25 +279,28 @@ class ContextService:
     def _candidates(
         self, principal: Principal, target: Project, include_historical: bool
     ) -> tuple[dict[Section, list[Note]], list[Note], list[Note]]:
-        """Each typed section's newest notes (one more than PER_SECTION), the newest live notes and the newest
-        needing attention, joined as packing.with_attention says: one lean read per section where the store keeps
-        them (ports.ContextNotes), else one read per type and status."""
+        """The newest notes of each type of each section (one more than PER_SECTION), the newest live notes and the
+        newest needing attention, joined as packing.with_attention says: one lean read per type where the store
+        keeps them (ports.ContextNotes), else one read per type and status."""
         store, ws = self._deps.store, principal.workspace_id
         if target.context_index >= 1 and not include_historical:
             read = store.context_notes(
-                ws, target.id, per_section=PER_SECTION + 1, recent=RECENT, attention=CONFLICTS_SHOWN
-            )
+                ws, target.id, per_section=PER_SECTION + 1, recent=RECENT, attention=CONFLICTS_SHOWN,
+                by_section=target.context_index < TYPE_PARTITION_LAYOUT,
+            )  # fmt: skip
             if target.context_index >= ATTENTION_LAYOUT:
                 return dict(read.sections), read.recent, read.attention
             # Layout 1: old notes needing attention are still among the sections; GSI3 lists them.
             needing = store.conflicted_notes(ws, target.id, limit=CONFLICTS_SHOWN)
             return *_settled(read.sections, read.recent, needing), needing
         typed = {
-            section: store.notes_by_type(
-                ws, target.id, list(types),
-                list(packing.section_statuses(section, include_historical=include_historical)),
-                limit=PER_SECTION + 1,
-            )
+            section: [
+                note for kind in types for note in store.notes_by_type(
+                    ws, target.id, [kind],
+                    list(packing.section_statuses(section, include_historical=include_historical)),
+                    limit=PER_SECTION + 1,
+                )
+            ]
             for section, types in packing.SECTION_TYPES.items()
         }  # fmt: skip
         statuses = WITH_HISTORY if include_historical else LIVE
