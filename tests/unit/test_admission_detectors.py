@@ -75,6 +75,12 @@ def test_a_value_left_for_another_is_a_conflict() -> None:
     assert evidence is not None and (evidence.old, evidence.new) == ("Sentry", "Rollbar")
 
 
+def test_a_bare_decimal_is_read_as_written() -> None:
+    verdict, evidence = evidence_of("We pin Terraform 1.10.", "We pin Terraform 1.1.")
+    assert verdict is Verdict.CONFLICT and evidence is not None
+    assert (evidence.old, evidence.new) == ("1.10", "1.1")
+
+
 def test_the_same_amount_in_other_units_is_no_change() -> None:
     assert compare("The API timeout is 30s.", "The API timeout is 30 seconds.").verdict is Verdict.DUPLICATE
     assert compare("Max upload size is 1 GB.", "Max upload size is 1024 MB.").verdict is Verdict.DUPLICATE
@@ -148,6 +154,21 @@ def test_every_other_is_another_quantifier_than_every() -> None:
     )
     assert verdict is Verdict.CONFLICT and evidence is not None
     assert (evidence.old, evidence.new) == ("every", "every other")
+
+
+def test_unless_denies_the_condition_it_puts() -> None:
+    verdict, evidence = evidence_of(
+        "Skip the smoke tests if the change only touches docs.",
+        "Skip the smoke tests unless the change only touches docs.",
+    )
+    assert verdict is Verdict.CONFLICT and evidence is not None and evidence.detector == "negation"
+
+
+def test_a_denial_of_the_kept_words_is_never_detail() -> None:
+    old = "Staging deploys from the `develop` branch. Production deploys from `main` after a manual approval."
+    new = "Staging deploys from the `develop` branch. Production deploys from `main` automatically with no approval."
+    for found in (compare(old, new), compare(old, new, 0.93, MINILM)):
+        assert found.verdict is Verdict.UNRELATED and found.related
 
 
 def test_a_denial_inside_added_detail_denies_the_detail_not_the_claim() -> None:
@@ -267,6 +288,29 @@ def test_a_claim_said_again_in_the_past_is_left_to_review_never_absorbed(old: st
 def test_a_past_form_the_old_claim_already_had_is_no_change() -> None:
     found = compare("The flag was enabled for beta users.", "The flag was enabled for beta users in March.")
     assert found.verdict is Verdict.RESTATEMENT
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The search service uses OpenSearch.", "The search service will use OpenSearch after the Q3 migration."),
+        ("The orders backfill is complete.", "The orders backfill is partially complete."),
+        ("Billing reads from the replica.", "Billing might read from the replica."),
+    ],
+)
+def test_a_claim_put_in_the_future_in_doubt_or_in_part_is_left_to_review(old: str, new: str) -> None:
+    for found in (compare(old, new), compare(old, new, 0.93, MINILM)):
+        assert found.verdict is Verdict.UNRELATED and found.related
+
+
+def test_words_that_only_moved_are_no_elaboration() -> None:
+    # "to" -> "from": the same words, one of them on the other side; nothing was added
+    old, new = "The orders table is replicated to eu-west-1.", "The orders table is replicated from eu-west-1."
+    for found in (compare(old, new), compare(old, new, 0.93, MINILM)):
+        assert found.verdict is Verdict.UNRELATED and found.related
+    found = compare("The nightly export runs at 02:00 UTC.", "The nightly export runs at 02:00 UTC and writes Parquet.")
+    assert found.verdict is Verdict.RESTATEMENT and found.evidence is not None
+    assert found.evidence.new == "writes Parquet"  # what it adds, not the words it kept
 
 
 def test_a_second_value_beside_the_first_is_no_elaboration() -> None:

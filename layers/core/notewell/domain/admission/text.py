@@ -284,6 +284,8 @@ def _measured(text: str, lower: str) -> Token:
     if match is None:
         return Token(text, "amount:number:" + lower, "amount")
     number, unit = match[1].replace(",", ""), (match[2] or "")
+    if "." in number and not unit:  # "Terraform 1.10" is no "1.1": a bare decimal is read as written, like a version
+        return Token(text, "amount:number:" + number, "amount")
     try:
         value = float(number)
     except ValueError:

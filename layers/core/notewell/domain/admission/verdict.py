@@ -113,8 +113,9 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
         alike and old_values and kept_values and not covered
     ):  # the same claim in other words, with more: no amount or state added
         covered = not _new_rival(old_values, new_values)
-    if added and kept_values and covered and not _rival(alignments) and not _new_scope(old_values, new_values):
-        return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(added)), True, closeness)
+    novel = [t for t in added if t.key not in old_keys]  # words only moved may have traded sides ("to" / "from")
+    if novel and kept_values and covered and not _rival(alignments) and not _new_scope(old_values, new_values):
+        return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(novel)), True, closeness)
     return Comparison(Verdict.UNRELATED, None, close, closeness)
 
 
@@ -283,8 +284,11 @@ def _dropped_value(alignments: Sequence[Alignment]) -> bool:
 def _rival(alignments: Sequence[Alignment]) -> bool:
     """An amount, environment, status or quantifier added beside one of the same kind, on the same side of the
     same kept sentence ("capped at 3" -> "capped at 3 for payments and 5 for search"): the old value no longer
-    holds alone. On another side it is detail ("on Rails 7.1, upgraded from 7.0")."""
+    holds alone. On another side it is detail ("on Rails 7.1, upgraded from 7.0"). A denial of words both say,
+    added or taken away, is never detail ("… after a manual approval" -> "… automatically, with no approval")."""
     for a in alignments:
+        if a.old_denials % 2 != a.new_denials % 2:
+            return True
         if a.kept < FRAME_KEPT:
             continue
         slots = {(kind_of_value(t), t.side) for t in a.old if t.kind in SCOPES or t.kind.startswith("status")}

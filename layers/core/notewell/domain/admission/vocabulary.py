@@ -69,10 +69,8 @@ def vocabulary() -> Vocabulary:
     names = _read("names.json")
     units = _read("units.json")
     sizes = {
-        unit: (kind, float(size))
-        for kind in ("size", "duration", "share", "rate")
-        for unit, size in units[kind].items()
-    }
+        unit: (kind, float(v)) for kind in ("size", "duration", "share", "rate") for unit, v in units[kind].items()
+    }  # fmt: skip
     other_state = {
         f"status:{kind}:{group}": f"status:{kind}:{next(g for g in groups if g != group)}"
         for kind, groups in statuses["kinds"].items()
@@ -99,7 +97,7 @@ def vocabulary() -> Vocabulary:
         additive=frozenset(data["additive_words"]),
         departure=frozenset(data["departure_words"]),
         frequencies=units["frequencies"],
-        change_words=frozenset(changes["words"]),
+        change_words=frozenset(changes["words"]) | frozenset(changes["hedges"]["words"]),
         present_be=frozenset(changes["past_of_be"]["present"]),
         past_be=frozenset(changes["past_of_be"]["past"]),
         passive_after=frozenset(changes["past_of_be"]["passive_after"]),
