@@ -75,6 +75,23 @@ def test_a_value_left_for_another_is_a_conflict() -> None:
     assert evidence is not None and (evidence.old, evidence.new) == ("Sentry", "Rollbar")
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Stripe webhooks are retried for 3 days.", "GitHub webhooks are retried for 3 days."),
+        ("The `orders_db` backups run nightly.", "The `users_db` backups run nightly."),
+        (
+            "The read timeout for the storage client is 30 seconds.",
+            "The write timeout for the storage client is 30 seconds.",
+        ),
+        ("Postgres is our primary database.", "MySQL is our primary database."),  # one of these is read together
+    ],
+)
+def test_another_subject_with_the_same_predicate_is_no_conflict_but_read_together(old: str, new: str) -> None:
+    for found in (compare(old, new), compare(old, new, 0.9, MINILM)):
+        assert found.verdict is Verdict.UNRELATED and found.related
+
+
 def test_a_bare_decimal_is_read_as_written() -> None:
     verdict, evidence = evidence_of("We pin Terraform 1.10.", "We pin Terraform 1.1.")
     assert verdict is Verdict.CONFLICT and evidence is not None

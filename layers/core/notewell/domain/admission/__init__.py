@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from notewell.domain.admission.detectors import Evidence
 from notewell.domain.admission.verdict import (
-    CALIBRATIONS,
-    Calibration,
     Comparison,
     Judgement,
     Verdict,
@@ -18,6 +16,7 @@ from notewell.domain.admission.verdict import (
     compare,
     exact_repeat,
 )
+from notewell.domain.calibration import CALIBRATIONS, Calibration
 
 __all__ = [
     "CALIBRATIONS", "Calibration", "Comparison", "Evidence", "Judgement", "Verdict", "admit", "comparable_text",

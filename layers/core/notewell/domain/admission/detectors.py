@@ -128,6 +128,8 @@ def changed_value(a: Alignment) -> Evidence | None:
     gone, came = {t.key for t in span.old if not t.is_value}, {t.key for t in span.new if not t.is_value}
     if not gone <= came or (came - gone and len(a.frame) < 2):
         return None  # a plain word of the slot put in place too, or words added to a frame of one: another thing
+    if span.at == 0 and len(span.old) == len(span.new) == 1 and span.old[0].kind not in ("amount", "q"):
+        return None  # the first word of substance ("Stripe webhooks …" / "GitHub webhooks …"): another subject
     places = sorted(t.at for t in span.old if t.is_value)
     if any(b - a_ > 1 for a_, b in zip(places, places[1:], strict=False)):
         return None  # values apart in the sentence ("Bug #231 is fixed" / "Bug #232 is open"): another subject
@@ -170,12 +172,13 @@ def negation(a: Alignment) -> Evidence | None:
 
 
 def opposite(a: Alignment) -> Evidence | None:
-    """One word of a kept frame put in place by its opposite (data/opposites.json: sync/async, public/private)."""
+    """One word of a kept frame put in place by its opposite (data/opposites.json: sync/async, public/private), past
+    its first word of substance: "Read timeouts are 30 s" / "Write timeouts are 30 s" are about two things."""
     if len(a.spans) != 1 or not a.replaced or a.kept < FRAME_KEPT or not a.frame:
         return None
     span = a.replaced[0]
     gone, came = [t for t in span.old if not t.is_value], [t for t in span.new if not t.is_value]
-    if len(gone) == len(came) == 1 and came[0].key in vocabulary().opposites.get(gone[0].key, frozenset()):
+    if span.at and len(gone) == len(came) == 1 and came[0].key in vocabulary().opposites.get(gone[0].key, ()):
         return Evidence("opposite", _slot(a, span), gone[0].text, came[0].text)
     return None
 

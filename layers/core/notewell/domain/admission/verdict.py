@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from notewell.domain import calibration as model_table
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
 from notewell.domain.admission.text import Token, kind_of_value, same_value, tokens_of, window
 from notewell.domain.admission.vocabulary import vocabulary
@@ -23,6 +22,7 @@ from notewell.domain.stemming import stem
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from notewell.domain.calibration import Calibration
     from notewell.domain.model import Note
 
 LONG_CLAIM = 8  # an old text with this many words may lose a few in an elaboration...
@@ -33,10 +33,8 @@ SAME_VALUES_SHARE = 0.6  # without a model: the same values, and this share of t
 RELATED_SHOWN = 3
 SCOPES = ("amount", "env", "q")  # kinds of value that bound a claim: one more, one fewer or another is another claim
 
-# Each model's thresholds, in one table with its hybrid weights (domain/calibration.py); named here for admission's
-# callers. A model missing there is not guessed at: admission goes by the detectors and shared words alone.
-Calibration = model_table.Calibration
-CALIBRATIONS = model_table.CALIBRATIONS
+# Each model's thresholds live in one table with its hybrid weights (domain/calibration.py). A model missing there
+# is not guessed at: admission goes by the detectors and shared words alone.
 
 
 class Verdict(StrEnum):
@@ -325,8 +323,7 @@ def _values(tokens: Sequence[Token]) -> str:
 
 
 def _added_text(added: Sequence[Token]) -> str:
-    words = list(dict.fromkeys(t.text for t in added))
-    text = " ".join(words)
+    text = " ".join(dict.fromkeys(t.text for t in added))
     return text if len(text) <= 120 else text[:119].rsplit(" ", 1)[0] + "…"
 
 
