@@ -92,6 +92,14 @@ def test_another_subject_with_the_same_predicate_is_no_conflict_but_read_togethe
         assert found.verdict is Verdict.UNRELATED and found.related
 
 
+def test_half_an_hour_is_thirty_minutes_never_an_hour() -> None:
+    old = "Tokens expire after half an hour."
+    assert compare(old, "Tokens expire after 30 minutes.").verdict is Verdict.DUPLICATE
+    verdict, evidence = evidence_of(old, "Tokens expire after an hour.")  # was a duplicate: nothing stored
+    assert verdict is Verdict.CONFLICT and evidence is not None and evidence.new == "1 hour"
+    assert compare("The build takes a minute and a half.", "The build takes 90 seconds.").verdict is Verdict.DUPLICATE
+
+
 def test_a_bare_decimal_is_read_as_written() -> None:
     verdict, evidence = evidence_of("We pin Terraform 1.10.", "We pin Terraform 1.1.")
     assert verdict is Verdict.CONFLICT and evidence is not None

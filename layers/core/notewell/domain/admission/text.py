@@ -75,10 +75,11 @@ def normalized(text: str) -> str:
         text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m[1].casefold()], text)
     text = _spelled().sub(_digits, text)
     text = _periods().sub(_period, text)
-    return _AND_A_HALF.sub(lambda m: f"{float(m[1]) + 0.5:g} {m[2]}", text) if "half" in text else text
+    return _HALF.sub(lambda m: f"{float(m[1] or 0) + 0.5:g} {m[2] or m[3]}", text) if "half" in text else text
 
 
-_AND_A_HALF = re.compile(r"\b(\d+)\s+([^\W\d_]+)\s+and\s+a\s+half\b", re.IGNORECASE)  # "a minute and a half"
+# "a minute and a half" (its "a" already 1), "half an hour" (its "an hour" already "an 1 hour": _periods)
+_HALF = re.compile(r"\b(?:(\d+)\s+([^\W\d_]+)\s+and\s+a\s+half|half\s+an?\s+(?:1\s+)?([^\W\d_]+))\b", re.IGNORECASE)
 
 
 @functools.cache
