@@ -221,6 +221,12 @@ def test_the_same_words_with_their_sides_traded_are_a_reversal(old: str, new: st
     assert verdict is Verdict.CONFLICT and evidence is not None and evidence.detector == "reversal"
 
 
+def test_a_clause_moved_to_the_front_is_no_reversal() -> None:
+    old = "Until the reindex finishes, reads still go to Elasticsearch."
+    found = compare(old, "Reads still go to Elasticsearch until the reindex finishes.")
+    assert found.verdict is not Verdict.CONFLICT
+
+
 def test_a_passive_keeps_the_order() -> None:
     found = compare("The billing service calls the ledger.", "The ledger is called by the billing service.")
     assert found.verdict is Verdict.DUPLICATE

@@ -184,18 +184,18 @@ def opposite(a: Alignment) -> Evidence | None:
 
 
 def reversal(a: Alignment) -> Evidence | None:
-    """The same words with what stands on each side of a word of direction traded: "opaque tokens instead of JWTs" /
-    "JWTs instead of opaque tokens", "migrate from MySQL to Postgres" / "… from Postgres to MySQL", "billing calls
-    the ledger" / "the ledger calls billing". A passive ("is called by") is read as the same order."""
+    """The same words with what stands on each side of a word of direction traded both ways: "opaque tokens instead
+    of JWTs" / "JWTs instead of …", "from MySQL to Postgres" / "from Postgres to MySQL", "billing calls the ledger" /
+    "the ledger calls billing". A passive ("is called by") keeps the order."""
     if sorted(t.key for t in a.old) != sorted(t.key for t in a.new) or a.old_denials != a.new_denials:
         return None
     old_sides, new_sides = sided(a.old), sided(a.new)
     directions = {side for side, _ in old_sides if side}
-    if old_sides == new_sides or directions != {side for side, _ in new_sides if side} or not directions:
-        return None  # the same order, or other words of direction ("writer to" / "writer of"): not traded
-    if _PASSIVE.search(a.old_text) or _PASSIVE.search(a.new_text):
-        return None
-    return Evidence("reversal", "order", _clip(a.old_text), _clip(a.new_text))
+    moves = {(was, now) for was, key in old_sides - new_sides for now, moved in new_sides - old_sides if key == moved}
+    if not any((now, was) in moves for was, now in moves) or directions != {side for side, _ in new_sides if side}:
+        return None  # nothing traded both ways (a clause moved to the front), or other words of direction
+    passive = _PASSIVE.search(a.old_text) or _PASSIVE.search(a.new_text)
+    return None if passive else Evidence("reversal", "order", _clip(a.old_text), _clip(a.new_text))
 
 
 def sided(tokens: Sequence[Token]) -> set[tuple[str, str]]:
