@@ -1836,8 +1836,8 @@ class DynamoDBStore:
         pages: dict[str, _LeanPage] = {
             ATTENTION_PARTITION: _LeanPage([n for n in needing if packing.in_live_feed(n)], None)
         }
-        partitions = {
-            section: [*(kind.value for kind in kinds), *([section.value] if by_section else [])]
+        partitions = {  # the status section's own partition is its status type's: one read serves both
+            section: list(dict.fromkeys([*(kind.value for kind in kinds), *([section.value] if by_section else [])]))
             for section, kinds in packing.SECTION_TYPES.items()
         }
         for name in (name for names in partitions.values() for name in names):
