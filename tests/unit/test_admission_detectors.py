@@ -261,6 +261,53 @@ RUNBOOK = (
 )
 
 
+CONFIG_REFERENCE = """# worker-service configuration reference
+
+The worker reads `config/worker.yaml` at start; environment variables override any key (upper-case, dots to
+underscores).
+
+```yaml
+queue:
+  name: jobs-default
+  visibility_timeout: 300s
+  max_receive_count: 5
+concurrency:
+  workers: 16
+  prefetch: 4
+storage:
+  bucket: acme-worker-artifacts
+  region: eu-west-1
+logging:
+  level: info
+```
+
+| service | owner | on-call |
+|---|---|---|
+| search-api | Discovery | discovery-oncall |
+| ledger | Payments | payments-oncall |
+
+Notes:
+- `visibility_timeout` must be longer than the slowest job; the image-resize job takes up to 4 minutes.
+- In production we set `logging.level` to `warn` through `LOGGING_LEVEL`.
+"""
+
+
+@pytest.mark.parametrize(
+    ("edited", "gone"),
+    [
+        (CONFIG_REFERENCE.replace("workers: 16", "workers: 24"), "16"),
+        (CONFIG_REFERENCE.replace("| Discovery | discovery-oncall |", "| Growth | growth-oncall |"), "Discovery"),
+    ],
+)
+def test_an_edited_copy_of_a_long_note_is_judged_on_its_edit_never_a_duplicate(edited: str, gone: str) -> None:
+    # The rest of the note is the same, so its cosine is near 1: it says nothing of the one line that changed.
+    for found in (compare(CONFIG_REFERENCE, edited), compare(CONFIG_REFERENCE, edited, 0.99, MINILM)):
+        assert found.verdict in (Verdict.CONFLICT, Verdict.UNRELATED) and found.related
+    assert compare(CONFIG_REFERENCE, CONFIG_REFERENCE.replace("Notes:", "Notes :"), 0.99, MINILM).verdict is (
+        Verdict.DUPLICATE
+    )
+
+
 def test_the_opening_sentence_of_a_long_runbook_is_read_whole() -> None:
     # the window of a long note starts at the note's first character: "Deploys", not "eploys"
     assert len(RUNBOOK) > 400

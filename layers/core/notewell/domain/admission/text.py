@@ -325,7 +325,7 @@ def kind_of_value(token: Token) -> str:
 
 def window(text: str, other: str) -> list[str]:
     """The sentences of `text` to compare with `other`: all of a short text; of a long one the few that hold most
-    of `other`'s distinctive words. Found by substring search from each hit to the sentence's ends, so the cost
+    of `other`'s distinctive words, found by substring search from each hit to the sentence's ends, so the cost
     follows the hits, not the length."""
     if len(text) <= WINDOW_CHARS:
         return sentences_of(text)
@@ -345,6 +345,17 @@ def window(text: str, other: str) -> list[str]:
     best = sorted(hits, key=lambda span: (-len(hits[span]), span))[:WINDOW_SENTENCES]
     chosen = [text[start : stop + 1] for start, stop in sorted(best)] or [text[:WINDOW_CHARS]]
     return [s for part in chosen for s in sentences_of(part)]
+
+
+def edited_copy(old: str, new: str) -> tuple[list[str], list[str]] | None:
+    """Of two long texts that differ in a few sentences each (one is an edited copy of the other), those sentences:
+    what to compare, where the rest would only say they are alike."""
+    if min(len(old), len(new)) <= WINDOW_CHARS:
+        return None
+    olds, news = sentences_of(old), sentences_of(new)
+    kept = set(olds) & set(news)
+    old_only, new_only = [s for s in olds if s not in kept], [s for s in news if s not in kept]
+    return (old_only, new_only) if 0 < min(len(old_only), len(new_only)) <= WINDOW_SENTENCES else None
 
 
 _ENDS = (". ", ".\n", "\n", "! ", "? ", "; ")  # where a sentence of a long note ends, for the window

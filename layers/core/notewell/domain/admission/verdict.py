@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
-from notewell.domain.admission.text import Token, kind_of_value, same_value, tokens_of, window
+from notewell.domain.admission.text import Token, edited_copy, kind_of_value, same_value, tokens_of, window
 from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.stemming import stem
 
@@ -66,11 +66,12 @@ def comparable_text(note: Note) -> str:
 
 def compare(old: str, new: str, meaning: float | None = None, calibration: Calibration | None = None) -> Comparison:
     """The verdict for `new` against one note's text `old`. `meaning`: the cosine of their embeddings, used only
-    with the `calibration` of the model that gave it."""
+    with the `calibration` of the model that gave it, and not for an edited copy (it says nothing of the edits)."""
     if _same_text(old, new):
         return Comparison(Verdict.DUPLICATE, Evidence("repeat", "", "", ""), True, 1.0)
-    cosine = meaning if calibration is not None else None
-    old_part, new_part = window(old, new), window(new, old)
+    copy = edited_copy(old, new)
+    cosine = meaning if calibration is not None and copy is None else None
+    old_part, new_part = copy or (window(old, new), window(new, old))
     alignments = align(old_part, new_part)
     old_tokens = [t for s in old_part for t in tokens_of(s)]
     new_tokens = [t for s in new_part for t in tokens_of(s)]
@@ -78,11 +79,10 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     shared = len(old_keys & new_keys)
     word_share = shared / max(1, min(len(old_keys), len(new_keys)))
     closeness = cosine if cosine is not None else word_share
-    close = (
-        (shared >= CLOSE_SHARED and word_share >= CLOSE_SHARE)
-        or (cosine is not None and calibration is not None and cosine >= calibration.related)
-        or _same_thing_other_value(old_tokens, new_tokens)
-    )
+    near = cosine is not None and calibration is not None and cosine >= calibration.related
+    alike = cosine is not None and calibration is not None and cosine >= calibration.duplicate
+    close = near or copy is not None or (shared >= CLOSE_SHARED and word_share >= CLOSE_SHARE)
+    close = close or _same_thing_other_value(old_tokens, new_tokens)
     found = contradiction(alignments)
     if found is not None:
         return Comparison(Verdict.CONFLICT, found, True, closeness)
@@ -94,9 +94,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     ):
         return Comparison(Verdict.UNRELATED, None, close, closeness)
     old_values, new_values = _value_tokens(old_tokens), _value_tokens(new_tokens)
-    alike = cosine is not None and calibration is not None and cosine >= calibration.duplicate
     old_in_new = _contained(old_part, new_part)
-    near = cosine is not None and calibration is not None and cosine >= calibration.related
     repeated = _restated(alignments, new_part, alike, exact=old_in_new, near=near)
     placed = {(t.clause, t.side, t.key) for t in old_tokens}
     added = [t for t in new_tokens if (t.clause, t.side, t.key) not in placed and t.kind != "negation"]
@@ -107,9 +105,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
         return Comparison(Verdict.DUPLICATE, Evidence(detector, "", _values(old_tokens), _values(new_tokens)), True, 1)
     kept_values = _in_order(old_values, new_values)
     covered = old_in_new or (len(old_keys) >= LONG_CLAIM and len(old_keys & new_keys) >= COVERED * len(old_keys))
-    if (
-        alike and old_values and kept_values and not covered
-    ):  # the same claim in other words, with more: no amount or state added
+    if alike and old_values and kept_values and not covered:  # the same claim reworded, with more: no value added
         covered = not _new_rival(old_values, new_values)
     novel = [t for t in added if t.key not in old_keys]  # words only moved may have traded sides ("to" / "from")
     if novel and kept_values and covered and not _rival(alignments) and not _new_scope(old_values, new_values):
@@ -352,7 +348,6 @@ def admit(
 
 
 def exact_repeat(content: str, candidates: Sequence[Note]) -> Note | None:
-    """The first candidate whose text is `content` word for word (spacing aside): a duplicate before any model
-    or comparison runs."""
+    """The first candidate whose text is `content` word for word (spacing aside), before any model runs."""
     wanted = content.split()
     return next((note for note in candidates if comparable_text(note).split() == wanted), None)

@@ -52,31 +52,24 @@ def _read(name: str) -> Any:
 def vocabulary() -> Vocabulary:
     statuses, quantifiers, environments = _read("statuses.json"), _read("quantifiers.json"), _read("environments.json")
     grouped: list[tuple[str, list[str]]] = [
-        (f"status:{kind}:{group}", words)
-        for kind, groups in statuses["kinds"].items()
-        for group, words in groups.items()
-    ]
+        (f"status:{kind}:{group}", ws) for kind, groups in statuses["kinds"].items() for group, ws in groups.items()
+    ]  # fmt: skip
     grouped += [(f"q:{group}", words) for group, words in quantifiers["groups"].items()]
     grouped += [(f"env:{group}", words) for group, words in environments["groups"].items()]
     values = {word: key for key, words in grouped for word in words if " " not in word}
     phrases = {tuple(word.split()): key for key, words in grouped for word in words if " " in word}
     negations, changes = _read("negations.json"), _read("changes.json")
     opposites: dict[str, set[str]] = {}
-    data = _read("opposites.json")
-    for left, right in data["pairs"]:
+    data, names, units = _read("opposites.json"), _read("names.json"), _read("units.json")
+    for left, right in (*data["pairs"], *(pair[::-1] for pair in data["pairs"])):  # each way
         opposites.setdefault(stem(left), set()).add(stem(right))
-        opposites.setdefault(stem(right), set()).add(stem(left))
-    names = _read("names.json")
-    units = _read("units.json")
     sizes = {
         unit: (kind, float(v)) for kind in ("size", "duration", "share", "rate") for unit, v in units[kind].items()
     }  # fmt: skip
     other_state = {
         f"status:{kind}:{group}": f"status:{kind}:{next(g for g in groups if g != group)}"
-        for kind, groups in statuses["kinds"].items()
-        if len(groups) == 2
-        for group in groups
-    }
+        for kind, groups in statuses["kinds"].items() if len(groups) == 2 for group in groups
+    }  # fmt: skip
     return Vocabulary(
         function_words=frozenset(_read("function_words.json")["words"]),
         negations=frozenset(negations["words"]),
