@@ -5,7 +5,7 @@
                                       [--weights table|0.5,rank] [--entity-weights 0.2] [--json out.json]
 
 Sets (tests/quality/README.md says where each comes from):
-  coding     tests/quality/coding_retrieval.jsonl: 410 queries an agent types into search_notes (keywords, questions,
+  coding     tests/quality/coding_retrieval.jsonl: 560 queries an agent types into search_notes (keywords, questions,
              and what it is doing when it searches) over the 300-note project of orientation_project.jsonl, each
              with the notes that answer it; the project is loaded with the import service, as `notewell import`
              loads an export (and the run says how many notes were left without a vector).
