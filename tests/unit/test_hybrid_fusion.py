@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from notewell.domain.calibration import CALIBRATIONS, LOCAL_MODEL, HybridWeights
-from notewell.domain.hybrid import RANK_OFFSET, embedding_text, fuse, named_share, query_names
+from notewell.domain.hybrid import RANK_OFFSET, embedding_text, fuse, named_shares, query_names
 
 LOCAL = CALIBRATIONS[LOCAL_MODEL].hybrid
 
@@ -70,10 +70,21 @@ def test_the_names_a_query_gives_are_its_capitals_mid_sentence_and_inside_words(
     assert query_names("deploy frequency") == frozenset()
 
 
+def test_a_name_every_proposed_note_mentions_lifts_less_than_a_rare_one() -> None:
+    # "Kafka" in a Kafka shop: 15 notes say it; the incident note says "MSK" and must not be passed over for that
+    names = query_names("One of the Kafka brokers' EBS volumes is close to full")
+    texts = {f"n{i}": f"Kafka topic {i} settings" for i in range(15)} | {"msk": "MSK broker disk at 91%"}
+    texts |= {f"o{i}": f"Depot {i} opening hours" for i in range(85)}
+    common = named_shares(names, texts)["n0"]
+    rare = named_shares(names, {"n0": "Kafka topic settings", **{f"o{i}": "Depot hours" for i in range(99)}})["n0"]
+    assert 0 < common < rare <= 1.0
+
+
 def test_a_note_naming_what_the_query_names_moves_up_by_the_share_it_names() -> None:
     names = query_names("exam results for Lisa and Bart")
-    assert named_share(names, "LISA passed the exam") == 0.5
-    assert named_share(names, "Bart and Lisa") == 1.0 and named_share(frozenset(), "Lisa") == 0.0
+    shares = named_shares(names, {"a": "LISA passed the exam", "b": "Bart and Lisa", "c": "The exam was hard"})
+    assert shares["b"] > shares["a"] > shares["c"] == 0.0
+    assert named_shares(frozenset(), {"a": "Lisa"}) == {"a": 0.0}
     legs = ([("a", 4.0), ("b", 4.0)], [("a", 0.5), ("b", 0.5)])
     assert [f.note_id for f in fuse(*legs, 2, weights=LOCAL)] == ["a", "b"]
     assert [f.note_id for f in fuse(*legs, 2, weights=LOCAL, named={"b": 0.5})] == ["b", "a"]

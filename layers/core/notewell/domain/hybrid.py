@@ -16,7 +16,8 @@ listed everything it matched, else the lowest score it listed (the note ranks be
 one list but high in the other is fused on both legs' evidence, not on one.
 
 One structural signal is added on top: the names a query gives (a person, a product, a service: capitals
-mid-sentence, domain/admission/text.py) and the share of them a note mentions. "What did Lisa say about the exam"
+mid-sentence, domain/admission/text.py) and the share of them a note mentions, each name weighed by how few of
+the proposed notes mention it. "What did Lisa say about the exam"
 is about Lisa's notes even where another note's words and meaning are closer.
 
 A model without weights is fused by rank instead (reciprocal-rank fusion): weights measured on one model's cosines
@@ -27,6 +28,8 @@ names a query gives count there as a third ranked list: notes by the share of th
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,7 +66,7 @@ def fuse(
 ) -> list[Fused]:
     """The best `limit` notes of both legs, best first (ties: note id), each leg given as (note id, score), best
     first. `weights`: the embedding model's weights, None to fuse by rank. `named`: by note id, the share of the
-    query's names the note mentions (named_share). `keyword_ceiling`: the keyword score of a note holding every
+    query's names the note mentions (named_shares). `keyword_ceiling`: the keyword score of a note holding every
     query word (None: unknown, the leg is scaled by its best). `pool`: how many each leg was asked for; a leg that
     listed that many stopped early."""
     ceiling = keyword_ceiling if keyword_ceiling else max((score for _, score in keyword), default=0.0)
@@ -125,9 +128,16 @@ def query_names(query: str) -> frozenset[str]:
     )
 
 
-def named_share(names: frozenset[str], text: str) -> float:
-    """The share of `names` that `text` mentions, in any case (0 when there are no names)."""
-    return len(names & set(words(text))) / len(names) if names else 0.0
+def named_shares(names: frozenset[str], texts: Mapping[str, str]) -> dict[str, float]:
+    """By note id, the share of `names` each text mentions (in any case; 0 without names), each name counting by how
+    few of `texts` (the notes proposed) mention it: one they all mention ("Kafka" in a Kafka shop) tells none of
+    them apart, and must not lift them over a note that says "MSK"."""
+    if not names:
+        return dict.fromkeys(texts, 0.0)
+    said = {note_id: names & set(words(text)) for note_id, text in texts.items()}
+    found = Counter(name for mentioned in said.values() for name in mentioned)
+    weight = {name: math.log1p(len(texts) / count) / math.log1p(len(texts)) for name, count in found.items()}
+    return {note_id: sum(weight[n] for n in mentioned) / len(names) for note_id, mentioned in said.items()}
 
 
 # A note's vector sees its title and the start of its body: small models read a few hundred tokens at most, and the

@@ -263,10 +263,9 @@ class SearchService:
         # only the vector leg's notes that make the cut.
         proposed = [note_id for note_id, _ in nearest if note_id not in by_id] if names else []
         fetched = self._deps.store.get_notes(ws, proposed) if proposed else {}
-        named = {
-            note.id: hybrid.named_share(names, f"{note.title} {note.body}")
-            for note in [*(h.note for h in keyword_hits), *fetched.values()]
-        } if names else None  # fmt: skip
+        named = hybrid.named_shares(names, {
+            note.id: f"{note.title} {note.body}" for note in [*(h.note for h in keyword_hits), *fetched.values()]
+        }) if names else None  # fmt: skip
         keyword_leg = [(h.note.id, h.score) for h in keyword_hits]
         fused = hybrid.fuse(keyword_leg, nearest, pool, weights=meaning.hybrid_weights, named=named, pool=pool)
         vector_only = [f.note_id for f in fused if f.note_id not in by_id and f.note_id not in fetched]
@@ -307,7 +306,7 @@ class SearchService:
         names = hybrid.query_names(text)
         proposed = list(dict.fromkeys([i for i, _ in legs.keyword] + [i for i, _ in legs.vector]))
         fetched: dict[str, Note] = store.get_notes(ws, proposed) if names else {}
-        named = {i: hybrid.named_share(names, f"{n.title} {n.body}") for i, n in fetched.items()} if names else None
+        named = hybrid.named_shares(names, {i: f"{n.title} {n.body}" for i, n in fetched.items()}) if names else None
         fused = hybrid.fuse(
             legs.keyword, legs.vector, legs.pool, weights=weights, named=named, keyword_ceiling=legs.ceiling,
             pool=legs.pool,
