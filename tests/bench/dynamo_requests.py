@@ -13,7 +13,7 @@ No DynamoDB index serves word search, so remember compares new content against t
 SearchService.related reads at most RELATED_SCAN_LIMIT notes from GSI1 (the project feed, newest first), in Query
 pages of at most 1 MB each (DynamoDB's page size limit, which moto enforces too). That scan is the only request
 count that may depend on N: ceil(bytes of the min(N, RELATED_SCAN_LIMIT) newest notes / 1 MB) pages. get_context
-reads fixed sources (one lean GSI4 Query per section, one for notes of no section, one for the notes needing
+reads fixed sources (one lean GSI4 Query per type of a section, one for notes of no section, one for the notes needing
 attention, listed as conflicts) and ranks its query among those candidates; a feed page is one Query of at most
 limit + 1 items. Every other request is a key read or write whose count depends on the call, never on the
 project's size.
