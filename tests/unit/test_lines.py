@@ -31,6 +31,12 @@ def test_an_excerpt_that_goes_on_past_the_title_replaces_it() -> None:
     assert line.count("Thanksgiving") == 1 and line.endswith("…") and "16,900 stops" in line
 
 
+def test_a_body_that_opens_with_its_title_as_a_markdown_heading_says_it_once() -> None:
+    note = replace(status_note("Peak week report"), body="# Peak week report\n\n" + STATUS)
+    line = entry_line(note, Section.STATUS, 80)
+    assert line.count("Peak week report") == 1 and line.startswith(f"- {note.id} # Peak week report")
+
+
 def test_a_title_that_says_something_else_leads_its_excerpt() -> None:
     note = status_note("Peak week report")
     assert entry_line(note, Section.STATUS, 30).startswith(f"- {note.id} Peak week report: Thanksgiving week")

@@ -22,7 +22,7 @@ def said_once(title: str, text: str) -> str:
     if not text:
         return title
     head = title.rstrip("…").strip().casefold()
-    start = text.lstrip("…").rstrip("…").strip().casefold()
+    start = text.lstrip("…").rstrip("…").lstrip("# ").strip().casefold()  # a markdown heading's marks aside
     if head and start.startswith(head):
         return text
     if start and text.endswith("…") and head.startswith(start):
