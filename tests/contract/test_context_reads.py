@@ -96,6 +96,18 @@ def test_a_long_body_shows_the_same_excerpt_at_every_detail(
         assert entry["bodySize"] == len(body)
 
 
+def test_an_excerpt_leaves_a_notes_asides_out_so_the_rule_after_them_is_read(services: Services, me: Principal) -> None:
+    body = (
+        "A request handler (the REST app, not the workers) never calls a metered vendor API (HERE, Samsara) "
+        "synchronously: it enqueues the lookup. " + "The workers retry the lookup with backoff. " * 6
+    )
+    note = services.notes.create(me, "api", title="No vendor calls in handlers", body=body, type=NoteType.CONSTRAINT)
+    result = services.context.get_context(me, "api", detail=Detail.LEAN)  # 100-character excerpts
+    (entry,) = [e for _, entries in result.packed.sections for e in entries if e["id"] == note.note.id]
+    assert entry["excerpt"].startswith("A request handler never calls a metered vendor API synchronously: it enqueues")
+    assert entry["excerpt"].endswith("…")  # the body goes on
+
+
 def shown_ids(result: Any) -> list[str]:
     return [e["id"] for _, entries in result.packed.sections for e in entries]
 

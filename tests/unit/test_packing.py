@@ -19,6 +19,7 @@ from notewell.domain.packing import (
     PackedContext,
     Section,
     pack,
+    without_asides,
 )
 
 ENCODINGS = [bpe_openai.get_encoding("cl100k_base"), bpe_openai.get_encoding("o200k_base")]
@@ -130,3 +131,9 @@ def test_a_budget_too_small_for_every_id_says_how_many_are_missing() -> None:
     assert packed.unlisted == 60 - len(shown) - len(listed) > 0
     assert f"{packed.unlisted} more not listed" in packed.text
     assert len(ENCODINGS[0].encode(packed.text)) <= 200
+
+
+def test_an_excerpt_leaves_asides_out_but_never_code() -> None:
+    body = "Call `retry (3)` and `f(x)` (twice, from the worker) before the deploy (`deploy_gate`) goes green."
+    assert without_asides(body, 200) == "Call `retry (3)` and `f(x)` before the deploy (`deploy_gate`) goes green."
+    assert without_asides("(draft)", 200) == "(draft)"  # nothing but an aside: shown as it is

@@ -19,6 +19,7 @@ from notewell.domain.freshness import stale_mark
 from notewell.domain.lines import said_once
 from notewell.domain.model import Note, NoteStatus, NoteType
 from notewell.domain.rules import (
+    LEAN_BODY_CHARS,
     TOKENIZER_MARGIN,
     estimate_tokens,
     estimate_tokens_whole,
@@ -294,7 +295,29 @@ def note_excerpt(note: Note, limit: int, focus: frozenset[str] = frozenset()) ->
         lead = excerpt(note.body[:end], limit // LEAD_SHARE)
         joint = " …" if note.body[end:start].strip() and not lead.endswith("…") else " "
         return lead + joint + excerpt(note.body[start:], limit)
-    return shorten(note.body, limit) if note.full_size is not None else excerpt(note.body, limit)
+    return without_asides(note.body, limit)
+
+
+# An aside: words in parentheses after a space, outside code ("(reading outside the setpoint for 10 minutes)", not
+# "`f(x)`", "`f (x)`" or "(`column`)").
+_ASIDE = re.compile(r"\s+\([^()`\n]{1,200}\)")
+_SPACES = re.compile(r"\s+")
+
+
+def without_asides(body: str, limit: int) -> str:
+    """The start of `body` in `limit` characters with its asides left out: an excerpt says what a note is, and a
+    parenthesis qualifies it; cut, the words after it (the rule's second half, the reason a choice was made) fit.
+    Up to LEAN_BODY_CHARS it reads only the start a lean read keeps (rules.lean_text), so a note read whole and one
+    read lean give the same excerpt; past that the caller reads notes whole."""
+    read = lean_text(body) if limit <= LEAN_BODY_CHARS else _SPACES.sub(" ", body[: limit * 4 + 64]).strip()
+    goes_on = len(read) > LEAN_BODY_CHARS if limit <= LEAN_BODY_CHARS else len(body) > limit * 4 + 64
+    parts = read.split("`")  # odd parts are code spans: "`f (x)`" stays whole
+    brief = _SPACES.sub(" ", "`".join(p if i % 2 else _ASIDE.sub("", p) for i, p in enumerate(parts))).strip()
+    if not brief:
+        return shorten(read, limit)
+    if len(brief) > limit or not goes_on:
+        return shorten(brief, limit)
+    return brief.rstrip(" ,;:.-") + "…"
 
 
 def reading_chars(note: Note, section: Section, excerpt_chars: int, *, has_query: bool) -> int:
