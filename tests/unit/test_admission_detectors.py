@@ -444,3 +444,46 @@ def test_a_text_that_announces_a_change_is_never_absorbed() -> None:
     assert found.verdict is Verdict.UNRELATED and found.related  # stored, for the agent to review
     # the same words without the change are an elaboration
     assert compare(old, "Sessions are stored in Redis with a 30 minute sliding expiry.").verdict is Verdict.RESTATEMENT
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("1. Run `make migrate`. 2. Deploy the API. 3. Flush the CDN cache.",
+         "1. Deploy the API. 2. Run `make migrate`. 3. Flush the CDN cache."),
+        ("Node upgrade:\n- drain the node\n- upgrade kubelet\n- uncordon it",
+         "Node upgrade:\n- upgrade kubelet\n- drain the node\n- uncordon it"),
+    ],
+)  # fmt: skip
+def test_steps_said_in_another_order_are_left_to_review_never_a_duplicate(old: str, new: str) -> None:
+    found = compare(old, new, 0.99, MINILM)
+    assert found.verdict is Verdict.UNRELATED and found.related
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "was", "now"),
+    [
+        ("The SDK supports Python >=3.10.", "The SDK supports Python <3.10.", "at least", "less than"),
+        ("The plugin requires Node <= 18.", "The plugin requires Node > 18.", "at most", "more than"),
+    ],
+)  # fmt: skip
+def test_a_version_bound_turned_around_is_a_conflict(old: str, new: str, was: str, now: str) -> None:
+    for meaning in (None, 0.97):  # with or without the model
+        found = compare(old, new, meaning, MINILM if meaning else None)
+        assert found.verdict is Verdict.CONFLICT and found.evidence is not None
+        assert (found.evidence.old, found.evidence.new) == (was, now)
+    # said in words on either side of the version: not read as one slot, so stored for review, never a duplicate
+    found = compare("The CLI needs Go 1.21 or newer.", "The CLI needs Go older than 1.21.", 0.97, MINILM)
+    assert found.verdict is Verdict.UNRELATED and found.related
+
+
+def test_a_dozen_is_twelve_and_two_dozen_twenty_four() -> None:
+    found = compare("The ingest cluster runs a dozen worker pods.", "The ingest cluster runs two dozen worker pods.")
+    assert found.verdict is Verdict.CONFLICT and found.evidence is not None
+    assert compare("Keep three hundred connections.", "Keep 300 connections.").verdict is Verdict.DUPLICATE
+
+
+def test_a_word_of_the_claim_replaced_under_added_detail_is_no_elaboration() -> None:
+    old = "The retry policy uses exponential backoff with a base of 200 ms."
+    new = "The retry policy uses linear backoff with a step of 200 ms, capped at 5 attempts, with full jitter."
+    assert compare(old, new, 0.9, MINILM).verdict is Verdict.UNRELATED  # stored beside it, for the agent to read

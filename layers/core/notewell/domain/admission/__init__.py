@@ -7,18 +7,8 @@ verdict.py (the verdict from what the detectors found), vocabulary.py and data/ 
 from __future__ import annotations
 
 from notewell.domain.admission.detectors import Evidence
-from notewell.domain.admission.verdict import (
-    Comparison,
-    Judgement,
-    Verdict,
-    admit,
-    comparable_text,
-    compare,
-    exact_repeat,
-)
+from notewell.domain.admission.verdict import Judgement, Verdict, admit, comparable_text, compare, exact_repeat
 from notewell.domain.calibration import CALIBRATIONS, Calibration
 
-__all__ = [
-    "CALIBRATIONS", "Calibration", "Comparison", "Evidence", "Judgement", "Verdict", "admit", "comparable_text",
-    "compare", "exact_repeat",
-]  # fmt: skip
+__all__ = ["CALIBRATIONS", "Calibration", "Evidence", "Judgement", "Verdict", "admit", "comparable_text", "compare",
+           "exact_repeat"]  # fmt: skip

@@ -73,11 +73,13 @@ def normalized(text: str) -> str:
     if "'" in text:  # most sentences have none: each pass below is skipped when it cannot match
         text = _CONTRACTION.sub(lambda m: "can not" if m[1] else "will not" if m[2] else f"{m[3]} not", text)
         text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m[1].casefold()], text)
+    text = _SIGN.sub(lambda m: vocabulary().signs[m[1]] + " ", text) if "<" in text or ">" in text else text
     text = _spelled().sub(_digits, text)
     text = _periods().sub(_period, text)
     return _HALF.sub(lambda m: f"{float(m[1] or 0) + 0.5:g} {m[2] or m[3]}", text) if "half" in text else text
 
 
+_SIGN = re.compile(r"(?<![-=<>])(>=|=>|≥|<=|=<|≤|>|<)\s*(?=v?\d)")  # before a number: data/quantifiers.json "signs"
 # "a minute and a half" (its "a" already 1), "half an hour" (its "an hour" already "an 1 hour": _periods)
 _HALF = re.compile(r"\b(?:(\d+)\s+([^\W\d_]+)\s+and\s+a\s+half|half\s+an?\s+(?:1\s+)?([^\W\d_]+))\b", re.IGNORECASE)
 
@@ -107,7 +109,8 @@ _SHORT_FORMS = {"re": " are", "ve": " have", "ll": " will", "d": " would", "m": 
 def _spelled() -> re.Pattern[str]:
     words = "|".join(sorted(vocabulary().number_words, key=len, reverse=True))
     return re.compile(
-        rf"(?<![\w-])(\w+\s+)?((?:{words})(?:(?:\s+|-|\s+and\s+)(?:{words}))*)\b(?!\s+of\b)", re.IGNORECASE
+        rf"(?<![\w-])((?!(?:{words})\b)\w+\s+)?((?:{words})(?:(?:\s+|-|\s+and\s+)(?:{words}))*)\b(?!\s+of\b)",
+        re.IGNORECASE,
     )
 
 
@@ -120,7 +123,7 @@ def _digits(match: re.Match[str]) -> str:
     total = current = 0.0
     for part in parts:
         value = values[part]
-        if value == 100:
+        if part in vocabulary().multipliers:
             current = max(current, 1) * value
         elif value >= 1000:
             total, current = total + max(current, 1) * value, 0.0
@@ -356,6 +359,12 @@ def edited_copy(old: str, new: str) -> tuple[list[str], list[str]] | None:
     kept = set(olds) & set(news)
     old_only, new_only = [s for s in olds if s not in kept], [s for s in news if s not in kept]
     return (old_only, new_only) if 0 < min(len(old_only), len(new_only)) <= WINDOW_SENTENCES else None
+
+
+def reordered(old: str, new: str) -> bool:
+    """The same sentences in another order ("1. Migrate. 2. Deploy." / "1. Deploy. 2. Migrate.")."""
+    olds, news = sentences_of(old), sentences_of(new)
+    return olds != news and sorted(olds) == sorted(news)
 
 
 _ENDS = (". ", ".\n", "\n", "! ", "? ", "; ")  # where a sentence of a long note ends, for the window

@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
-from notewell.domain.admission.text import Token, edited_copy, kind_of_value, same_value, tokens_of, window
+from notewell.domain.admission.text import Token, edited_copy, kind_of_value, reordered, same_value, tokens_of, window
 from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.stemming import stem
 
@@ -69,6 +69,8 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     with the `calibration` of the model that gave it, and not for an edited copy (it says nothing of the edits)."""
     if _same_text(old, new):
         return Comparison(Verdict.DUPLICATE, Evidence("repeat", "", "", ""), True, 1.0)
+    if reordered(old, new):  # steps that moved are another procedure, facts the same: only a reader tells
+        return Comparison(Verdict.UNRELATED, None, True, 1.0)
     copy = edited_copy(old, new)
     cosine = meaning if calibration is not None and copy is None else None
     old_part, new_part = copy or (window(old, new), window(new, old))
@@ -106,7 +108,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     kept_values = _in_order(old_values, new_values)
     covered = old_in_new or (len(old_keys) >= LONG_CLAIM and len(old_keys & new_keys) >= COVERED * len(old_keys))
     if alike and old_values and kept_values and not covered:  # the same claim reworded, with more: no value added
-        covered = not _new_rival(old_values, new_values)
+        covered = not _new_rival(old_values, new_values) and not _replaced_words(alignments)
     novel = [t for t in added if t.key not in old_keys]  # words only moved may have traded sides ("to" / "from")
     if novel and kept_values and covered and not _rival(alignments) and not _new_scope(old_values, new_values):
         return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(novel)), True, closeness)
@@ -114,12 +116,16 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
 
 
 def _new_scope(old_values: Sequence[Token], new_values: Sequence[Token]) -> bool:
-    """Another environment or state than the old text's, anywhere in the new one ("runs in staging, but from today
-    only in production"; "in progress for reads; writes were rolled back"): the claim's scope or standing moved,
-    so it is a change for the agent to read, not detail. Other kinds added elsewhere are mostly history
-    ("on Rails 7.1, upgraded from 7.0"), which _rival weighs in the sentence that keeps the claim."""
+    """Another environment or state than the old text's anywhere in the new one ("runs in staging, but from today
+    only in production"): the claim's scope or standing moved, for the agent to read. Other kinds added elsewhere
+    are mostly history ("on Rails 7.1, upgraded from 7.0"), which _rival weighs in the sentence keeping the claim."""
     kinds = {kind_of_value(o) for o in old_values if o.kind == "env" or o.kind.startswith("status")}
     return any(kind_of_value(n) in kinds and not any(same_value(n, o) for o in old_values) for n in new_values)
+
+
+def _replaced_words(alignments: Sequence[Alignment]) -> bool:
+    """A plain word of a kept sentence put in place ("exponential backoff" -> "linear backoff, capped at 5")."""
+    return any(a.kept >= FRAME_KEPT and any(not t.is_value for s in a.replaced for t in s.old) for a in alignments)
 
 
 def _new_rival(old_values: Sequence[Token], new_values: Sequence[Token]) -> bool:
@@ -129,9 +135,8 @@ def _new_rival(old_values: Sequence[Token], new_values: Sequence[Token]) -> bool
 
 
 def _same_thing_other_value(old: Sequence[Token], new: Sequence[Token]) -> bool:
-    """Both name the same identifier, path or URL (one config key, one file), or share a word and each gives a
-    value of one kind the other does not ("Log retention is 30 days" / "We keep logs for 90 days"): the agent
-    should read them together, whatever else differs."""
+    """Both name the same identifier, path or URL, or share a word and each gives a value of one kind the other
+    does not ("Log retention is 30 days" / "We keep logs for 90 days"): the agent should read them together."""
     specific = {t.key for t in old if t.kind in ("identifier", "path", "url")}
     if specific & {t.key for t in new}:
         return True
@@ -186,10 +191,9 @@ def _unsure(alignments: Sequence[Alignment]) -> bool:
 
 
 def _within(part: Sequence[Token], whole: Sequence[Token]) -> bool:
-    """Each clause of `part` is within one clause of `whole`: every key after the same word of direction (a key
-    with none before it may stand anywhere), amounts matched by size ("1 GB" / "1024 MB"). Clauses may come in
-    another order ("On the staging cluster, X is …" / "X is … on the staging cluster"); what one clause says
-    together must not be split over two ("REST for public and gRPC for internal" / "gRPC for public and …")."""
+    """Each clause of `part` is within one clause of `whole`: every key after the same word of direction (one with
+    none may stand anywhere), amounts by size ("1 GB" / "1024 MB"). Clauses may come in another order; what one
+    clause says together must not be split over two ("REST for public and gRPC for internal" / "gRPC for …")."""
     clauses: dict[int, list[Token]] = {}
     for token in part:
         if token.kind != "negation":

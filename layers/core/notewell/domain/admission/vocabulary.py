@@ -31,12 +31,14 @@ class Vocabulary:
     names: dict[str, str]  # a tool, service or vendor name -> its canonical spelling
     units: dict[str, tuple[str, float]]  # unit -> (kind, size in the kind's base unit)
     number_words: dict[str, float]
+    multipliers: frozenset[str]  # number words that multiply the one before them ("two dozen", "three hundred")
     scales: dict[str, float]
     unit_words: frozenset[str]  # a word that after a number is its unit or scale ("30 seconds", "5 k")
     other_state: dict[str, str]  # a state of a kind that has two (on/off, fixed/open) -> the other one
     additive: frozenset[str]  # words that add a thing beside the others ("also", "too"): no value replaced
     departure: frozenset[str]  # words of direction after which a value is left behind ("from", "instead of")
     frequencies: dict[str, str]  # "nightly" -> "every 1 night"
+    signs: dict[str, str]  # a comparison sign before a number -> its quantifier (">=" -> "at least")
     phrase_starts: frozenset[str]  # first words of the phrases above: only these are looked up as phrases
     change_words: frozenset[str]  # words that announce a change ("moved", "no longer", "now")
     present_be: frozenset[str]  # "is", "are": what a claim in force says...
@@ -83,13 +85,15 @@ def vocabulary() -> Vocabulary:
         direction_words=frozenset(data["direction_words"]),
         names={**{n: n for n in names["names"]}, **names["aliases"]},
         units=sizes,
-        number_words={w: float(v) for w, v in units["number_words"].items()},
+        number_words={w: float(v) for w, v in (*units["number_words"].items(), *units["multipliers"].items())},
+        multipliers=frozenset(units["multipliers"]),
         scales={w: float(v) for w, v in units["scales"].items()},
         unit_words=frozenset(sizes) | frozenset(units["scales"]),
         other_state=other_state,
         additive=frozenset(data["additive_words"]),
         departure=frozenset(data["departure_words"]),
         frequencies=units["frequencies"],
+        signs=quantifiers["signs"],
         change_words=frozenset(changes["words"]) | frozenset(changes["hedges"]["words"]),
         present_be=frozenset(changes["past_of_be"]["present"]),
         past_be=frozenset(changes["past_of_be"]["past"]),
