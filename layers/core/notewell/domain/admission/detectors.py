@@ -185,8 +185,7 @@ def opposite(a: Alignment) -> Evidence | None:
 
 def reversal(a: Alignment) -> Evidence | None:
     """The same words with what stands on each side of a word of direction traded both ways: "opaque tokens instead
-    of JWTs" / "JWTs instead of …", "from MySQL to Postgres" / "from Postgres to MySQL", "billing calls the ledger" /
-    "the ledger calls billing". A passive ("is called by") keeps the order."""
+    of JWTs" / "JWTs instead of …", "billing calls the ledger" / "the ledger calls billing" (not "is called by")."""
     if sorted(t.key for t in a.old) != sorted(t.key for t in a.new) or a.old_denials != a.new_denials:
         return None
     old_sides, new_sides = sided(a.old), sided(a.new)

@@ -280,10 +280,9 @@ def _dropped_value(alignments: Sequence[Alignment]) -> bool:
 
 
 def _rival(alignments: Sequence[Alignment]) -> bool:
-    """An amount, environment, status or quantifier added beside one of the same kind, on the same side of the
-    same kept sentence ("capped at 3" -> "capped at 3 for payments and 5 for search"): the old value no longer
-    holds alone. On another side it is detail ("on Rails 7.1, upgraded from 7.0"). A denial of words both say,
-    added or taken away, is never detail ("… after a manual approval" -> "… automatically, with no approval")."""
+    """An amount, environment, status or quantifier added beside one of its kind on the same side of a kept
+    sentence ("capped at 3" -> "capped at 3 for payments and 5 for search"), not on another ("on Rails 7.1, upgraded
+    from 7.0"); or a denial of words both say added or taken away ("after approval" -> "with no approval")."""
     for a in alignments:
         if a.old_denials % 2 != a.new_denials % 2:
             return True
