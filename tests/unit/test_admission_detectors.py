@@ -152,10 +152,9 @@ def test_a_claim_said_again_for_everything_except_its_subject_is_a_denial() -> N
         "We use Postgres for the ledger.", "We use Postgres for everything except the ledger."
     )
     assert verdict is Verdict.CONFLICT and evidence is not None and evidence.detector == "negation"
-    # an exception in the detail leaves the claim standing
-    assert compare(
-        "Deploys run every weekday.", "Deploys run every weekday except on release-freeze days."
-    ).verdict is (Verdict.RESTATEMENT)
+    # an exception added to a claim takes part of it back: never absorbed as detail, left to the agent's review
+    found = compare("Deploys run every weekday.", "Deploys run every weekday except on release-freeze days.")
+    assert found.verdict is Verdict.UNRELATED and found.related
 
 
 def test_a_denial_of_what_the_old_claim_said_is_never_a_repeat() -> None:
@@ -487,3 +486,48 @@ def test_a_word_of_the_claim_replaced_under_added_detail_is_no_elaboration() -> 
     old = "The retry policy uses exponential backoff with a base of 200 ms."
     new = "The retry policy uses linear backoff with a step of 200 ms, capped at 5 attempts, with full jitter."
     assert compare(old, new, 0.9, MINILM).verdict is Verdict.UNRELATED  # stored beside it, for the agent to read
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Every table has a `created_at` column.", "Every table except `audit_log` has a `created_at` column."),
+        ("Both Kubernetes clusters run Istio.", "Only the prod Kubernetes cluster runs Istio."),
+        ("Feature work targets the `develop` branch.", "Most feature work targets the `develop` branch."),
+        ("Only Priya and Tomasz have admin on prod.", "Only Priya, Tomasz and Wei have admin on prod."),
+    ],
+)  # fmt: skip
+def test_a_claim_narrowed_or_a_closed_list_grown_is_no_elaboration(old: str, new: str) -> None:
+    for meaning in (None, 0.95):
+        found = compare(old, new, meaning, MINILM if meaning else None)
+        assert found.verdict not in (Verdict.DUPLICATE, Verdict.RESTATEMENT) and found.related
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The `shared-config` package is consumed by the api, worker and cron services.",
+         "The `shared-config` package is consumed by the api and worker services."),
+        ("We accept payments in USD, EUR and GBP.", "We accept payments in USD and EUR."),
+        ("Allowed regions:\n- us-east-1\n- eu-west-1\n- ap-south-1", "Allowed regions:\n- us-east-1\n- ap-south-1"),
+    ],
+)  # fmt: skip
+def test_a_list_said_again_with_an_item_left_out_is_left_to_review(old: str, new: str) -> None:
+    for meaning in (None, 0.95):
+        found = compare(old, new, meaning, MINILM if meaning else None)
+        assert found.verdict is Verdict.UNRELATED and found.related
+
+
+def test_a_checklist_box_is_a_status() -> None:
+    old = "Release checklist:\n- [x] changelog written\n- [x] migrations tested on staging\n- [ ] tag pushed"
+    new = "Release checklist:\n- [x] changelog written\n- [ ] migrations tested on staging\n- [ ] tag pushed"
+    found = compare(old, new)
+    assert found.verdict is Verdict.CONFLICT and found.evidence is not None
+    assert (found.evidence.detector, found.evidence.slot) == ("status", "migrations tested staging")
+
+
+@pytest.mark.parametrize("word", ["outdated", "stale"])
+def test_a_text_that_calls_the_old_claim_outdated_is_never_absorbed(word: str) -> None:
+    old = "Search uses Elasticsearch."
+    new = f"Search uses Elasticsearch, per the old docs. That is {word}: search runs on OpenSearch now."
+    assert compare(old, new, 0.9, MINILM).verdict is Verdict.UNRELATED

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 FRAME_KEPT = 0.6  # share of the old sentence's plain words the new one keeps, for a change in place to count
 NEGATION_KEPT = 0.75  # a denial added or removed: the rest of the claim kept this much
 SLOT_WORDS = 5  # words of the frame that name the slot in the evidence
+_NOT_SUBJECTS = ("amount", "q", "status")  # kinds of value that, first in a sentence, still are no subject
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +129,7 @@ def changed_value(a: Alignment) -> Evidence | None:
     gone, came = {t.key for t in span.old if not t.is_value}, {t.key for t in span.new if not t.is_value}
     if not gone <= came or (came - gone and len(a.frame) < 2):
         return None  # a plain word of the slot put in place too, or words added to a frame of one: another thing
-    if span.at == 0 and len(span.old) == len(span.new) == 1 and span.old[0].kind not in ("amount", "q"):
+    if span.at == 0 and len(span.old) == len(span.new) == 1 and span.old[0].kind.split(":")[0] not in _NOT_SUBJECTS:
         return None  # the first word of substance ("Stripe webhooks …" / "GitHub webhooks …"): another subject
     places = sorted(t.at for t in span.old if t.is_value)
     if any(b - a_ > 1 for a_, b in zip(places, places[1:], strict=False)):
@@ -210,12 +211,7 @@ DETECTORS: tuple[Callable[[Alignment], Evidence | None], ...] = (changed_value, 
 
 def contradiction(alignments: Sequence[Alignment]) -> Evidence | None:
     """The first evidence any detector finds in any aligned pair."""
-    for a in alignments:
-        for detector in DETECTORS:
-            found = detector(a)
-            if found is not None:
-                return found
-    return None
+    return next((found for a in alignments for detector in DETECTORS if (found := detector(a)) is not None), None)
 
 
 def substituted(alignments: Sequence[Alignment]) -> bool:

@@ -74,11 +74,13 @@ def normalized(text: str) -> str:
         text = _CONTRACTION.sub(lambda m: "can not" if m[1] else "will not" if m[2] else f"{m[3]} not", text)
         text = _SHORT_FORM.sub(lambda m: _SHORT_FORMS[m[1].casefold()], text)
     text = _SIGN.sub(lambda m: vocabulary().signs[m[1]] + " ", text) if "<" in text or ">" in text else text
+    text = _BOX.sub(lambda m: "completed" if m[1].strip() else "todo", text) if "[" in text else text
     text = _spelled().sub(_digits, text)
     text = _periods().sub(_period, text)
     return _HALF.sub(lambda m: f"{float(m[1] or 0) + 0.5:g} {m[2] or m[3]}", text) if "half" in text else text
 
 
+_BOX = re.compile(r"\[([ xX])\]")  # a checklist's box: "[x]" is completed, "[ ]" to do
 _SIGN = re.compile(r"(?<![-=<>])(>=|=>|≥|<=|=<|≤|>|<)\s*(?=v?\d)")  # before a number: data/quantifiers.json "signs"
 # "a minute and a half" (its "a" already 1), "half an hour" (its "an hour" already "an 1 hour": _periods)
 _HALF = re.compile(r"\b(?:(\d+)\s+([^\W\d_]+)\s+and\s+a\s+half|half\s+an?\s+(?:1\s+)?([^\W\d_]+))\b", re.IGNORECASE)
@@ -90,9 +92,7 @@ def _periods() -> re.Pattern[str]:
     vocab = vocabulary()
     units = "|".join(sorted((u for u, (kind, _) in vocab.units.items() if kind == "duration" and len(u) > 2), key=len))
     adverbs = "|".join(vocab.frequencies)
-    return re.compile(
-        rf"\b(?:(?P<adverb>{adverbs})|(?P<every>every|per|each|a|an)\s+(?P<unit>{units}))\b", re.IGNORECASE
-    )
+    return re.compile(rf"\b(?:(?P<adverb>{adverbs})|(?P<every>every|per|each|a|an)\s+(?P<unit>{units}))\b", re.I)
 
 
 def _period(match: re.Match[str]) -> str:
@@ -224,18 +224,13 @@ def _phrase_at(lowers: list[str], at: int) -> tuple[int, str] | None:
     vocab = vocabulary()
     for size in (3, 2):
         words = tuple(lowers[at : at + size])
-        if len(words) == size:
-            if words in vocab.phrases:
-                return size, vocab.phrases[words]
-            if words in vocab.negation_phrases:
-                return size, "not"
+        if len(words) == size and (words in vocab.phrases or words in vocab.negation_phrases):
+            return size, vocab.phrases.get(words, "not")
     return None
 
 
 def _kind_of(key: str) -> str:
-    if key == "not":
-        return "negation"
-    return key.rsplit(":", 1)[0] if key.startswith("status:") else key.split(":", 1)[0]
+    return "negation" if key == "not" else key.rsplit(":", 1)[0] if key.startswith("status:") else key.split(":", 1)[0]
 
 
 def _token(text: str, lower: str, group: str | None, *, first: bool = False, after_be: bool = False) -> Token:
@@ -247,8 +242,7 @@ def _token(text: str, lower: str, group: str | None, *, first: bool = False, aft
     if group == "url":
         return Token(text, "url:" + lower.rstrip("/"), "url")
     if group == "path":
-        text = text.rstrip(".")
-        return Token(text, "path:" + lower.rstrip(".").strip("./"), "path")
+        return Token(text.rstrip("."), "path:" + lower.rstrip(".").strip("./"), "path")
     if group == "time":
         return Token(text, "amount:time:" + _clock(lower), "amount")
     if group in ("amount", "version"):
@@ -361,12 +355,15 @@ def edited_copy(old: str, new: str) -> tuple[list[str], list[str]] | None:
     return (old_only, new_only) if 0 < min(len(old_only), len(new_only)) <= WINDOW_SENTENCES else None
 
 
-def reordered(old: str, new: str) -> bool:
-    """The same sentences in another order ("1. Migrate. 2. Deploy." / "1. Deploy. 2. Migrate.")."""
-    if len("".join(old.split())) != len("".join(new.split())):  # the same sentences, the same length: most stop here
+def rearranged(old: str, new: str) -> bool:
+    """Sentences of the old text only, at least two, in another order or with some left out of a copy of most of it
+    ("1. Migrate. 2. Deploy." / "1. Deploy. 2. Migrate."; a list of regions with one bullet gone)."""
+    news = sentences_of(new) if len(new) <= len(old) else []
+    if len(news) < 2 or not all(s in old for s in news):  # most pairs stop here
         return False
-    olds, news = sentences_of(old), sentences_of(new)
-    return olds != news and sorted(olds) == sorted(news)
+    olds = sentences_of(old)
+    kept = set(news) <= set(olds) and olds != news
+    return kept and (sorted(olds) == sorted(news) or len(olds) > len(news) >= len(olds) / 2)
 
 
 _ENDS = (". ", ".\n", "\n", "! ", "? ", "; ")  # where a sentence of a long note ends, for the window

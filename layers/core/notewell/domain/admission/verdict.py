@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
-from notewell.domain.admission.text import Token, edited_copy, kind_of_value, reordered, same_value, tokens_of, window
+from notewell.domain.admission.text import Token, edited_copy, kind_of_value, rearranged, same_value, tokens_of, window
 from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.stemming import stem
 
@@ -31,10 +31,8 @@ CLOSE_SHARED = 2  # texts sharing this many words...
 CLOSE_SHARE = 0.5  # ...that are this share of the shorter text's words are close enough to review
 SAME_VALUES_SHARE = 0.6  # without a model: the same values, and this share of the shorter text's words
 RELATED_SHOWN = 3
+_NARROW = ("q:only", "q:most", "q:some")  # quantifiers that take part of a claim back ("only prod", "most PRs")
 SCOPES = ("amount", "env", "q")  # kinds of value that bound a claim: one more, one fewer or another is another claim
-
-# Each model's thresholds live in one table with its hybrid weights (domain/calibration.py). A model missing there
-# is not guessed at: admission goes by the detectors and shared words alone.
 
 
 class Verdict(StrEnum):
@@ -69,7 +67,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     with the `calibration` of the model that gave it, and not for an edited copy (it says nothing of the edits)."""
     if _same_text(old, new):
         return Comparison(Verdict.DUPLICATE, Evidence("repeat", "", "", ""), True, 1.0)
-    if reordered(old, new):  # steps that moved are another procedure, facts the same: only a reader tells
+    if rearranged(old, new):  # steps moved or an item gone are another procedure or list: the agent reads both
         return Comparison(Verdict.UNRELATED, None, True, 1.0)
     copy = edited_copy(old, new)
     cosine = meaning if calibration is not None and copy is None else None
@@ -88,12 +86,8 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     found = contradiction(alignments)
     if found is not None:
         return Comparison(Verdict.CONFLICT, found, True, closeness)
-    if (
-        _unsure(alignments)
-        or substituted(alignments)
-        or _announces_change(old_part, new_part)
-        or _into_the_past(old_part, new_part)
-    ):
+    undecided = _unsure(alignments) or substituted(alignments)  # a denial or a plain word no detector can read
+    if undecided or _announces_change(old_part, new_part) or _into_the_past(old_part, new_part):
         return Comparison(Verdict.UNRELATED, None, close, closeness)
     old_values, new_values = _value_tokens(old_tokens), _value_tokens(new_tokens)
     old_in_new = _contained(old_part, new_part)
@@ -110,17 +104,31 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     if alike and old_values and kept_values and not covered:  # the same claim reworded, with more: no value added
         covered = not _new_rival(old_values, new_values) and not _replaced_words(alignments)
     novel = [t for t in added if t.key not in old_keys]  # words only moved may have traded sides ("to" / "from")
-    if novel and kept_values and covered and not _rival(alignments) and not _new_scope(old_values, new_values):
+    reach_kept = not _rival(alignments) and not _new_scope(old_tokens, new_tokens, alignments)
+    if novel and kept_values and covered and reach_kept:
         return Comparison(Verdict.RESTATEMENT, Evidence("elaboration", "", "", _added_text(novel)), True, closeness)
     return Comparison(Verdict.UNRELATED, None, close, closeness)
 
 
-def _new_scope(old_values: Sequence[Token], new_values: Sequence[Token]) -> bool:
-    """Another environment or state than the old text's anywhere in the new one ("runs in staging, but from today
-    only in production"): the claim's scope or standing moved, for the agent to read. Other kinds added elsewhere
-    are mostly history ("on Rails 7.1, upgraded from 7.0"), which _rival weighs in the sentence keeping the claim."""
-    kinds = {kind_of_value(o) for o in old_values if o.kind == "env" or o.kind.startswith("status")}
-    return any(kind_of_value(n) in kinds and not any(same_value(n, o) for o in old_values) for n in new_values)
+def _new_scope(old: Sequence[Token], new: Sequence[Token], alignments: Sequence[Alignment]) -> bool:
+    """An exception or a narrowing the old text lacks ("every table except `audit_log`", "only prod"), or another
+    environment or state anywhere ("runs in staging, but from today only in production"): the claim's reach moved,
+    for the agent to read. Other kinds added elsewhere are mostly history ("on Rails 7.1, upgraded from 7.0")."""
+    if _narrowed(alignments):
+        return True
+    kinds = {kind_of_value(o) for o in old if o.kind == "env" or o.kind.startswith("status")}
+    return any(kind_of_value(n) in kinds and not any(same_value(n, o) for o in old) for n in new if n.is_value)
+
+
+def _narrowed(alignments: Sequence[Alignment]) -> bool:
+    """A sentence that keeps an old one says "only", "most", "except"… where the old one did not."""
+    vocab = vocabulary()
+    added = (w for a in alignments for w in _said(a.new_text) - _said(a.old_text))
+    return any(word in vocab.exceptions or vocab.values.get(word) in _NARROW for word in added)
+
+
+def _said(text: str) -> set[str]:
+    return {t.text.casefold() for t in tokens_of(text)}
 
 
 def _replaced_words(alignments: Sequence[Alignment]) -> bool:
@@ -155,9 +163,8 @@ def _same_thing_other_value(old: Sequence[Token], new: Sequence[Token]) -> bool:
 
 def _same_text(old: str, new: str) -> bool:
     """The same words, spacing, capitals and a closing stop aside (texts of very different lengths never are)."""
-    if abs(len(old) - len(new)) > max(len(old), len(new)) // 4 + 8:
-        return False
-    return " ".join(old.casefold().split()).rstrip(".!") == " ".join(new.casefold().split()).rstrip(".!")
+    near = abs(len(old) - len(new)) <= max(len(old), len(new)) // 4 + 8
+    return near and " ".join(old.casefold().split()).rstrip(".!") == " ".join(new.casefold().split()).rstrip(".!")
 
 
 def _announces_change(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
@@ -222,7 +229,7 @@ def _restated(
     """How every sentence of the new text is already said by the old sentence it aligns with: "contained" (its
     words and values stand there, none of the old sentence's values dropped) or "reworded" (the same values in the
     same order, the words close: a calibrated model says so, or most words are shared). None: something is new."""
-    if len(alignments) != len(new_part) or not alignments:
+    if len(alignments) != len(new_part) or not alignments or any(_dropped_member(a) for a in alignments):
         return None
     kinds = set()
     for a in alignments:
@@ -238,6 +245,14 @@ def _restated(
         else:
             return None
     return "reworded" if "reworded" in kinds else "contained"
+
+
+def _dropped_member(a: Alignment) -> bool:
+    """An item of what the old sentence lists (a clause of two words at most) left out ("api, worker and cron
+    services" -> "api and worker services"): a list with one fewer is another list."""
+    clauses = [[t.key for t in a.old if t.clause == c] for c in {t.clause for t in a.old}]
+    kept = {t.key for t in a.new}
+    return len(clauses) > 2 and any(len(c) <= 2 and c[0] not in kept for c in clauses)
 
 
 def _denied(tokens: Sequence[Token]) -> bool:
@@ -290,7 +305,9 @@ def _rival(alignments: Sequence[Alignment]) -> bool:
             continue
         slots = {(kind_of_value(t), t.side) for t in a.old if t.kind in SCOPES or t.kind.startswith("status")}
         added = [t for span in a.spans for t in span.new if t.is_value]
-        if any((kind_of_value(t), t.side) in slots for t in added):
+        bounded = a.old_denials or any(t.kind == "q" for t in a.old)  # "only A and B", "all but A": a closed list
+        kinds = {kind_of_value(t) for t in a.old if t.is_value} if bounded else set()
+        if any((kind_of_value(t), t.side) in slots or kind_of_value(t) in kinds for t in added):
             return True
     return False
 
@@ -326,20 +343,13 @@ def _added_text(added: Sequence[Token]) -> str:
     return text if len(text) <= 120 else text[:119].rsplit(" ", 1)[0] + "…"
 
 
-def admit(
-    content: str,
-    candidates: Sequence[Note],
-    *,
-    allow_conflicts: bool = False,
-    meaning: Mapping[str, float] | None = None,
-    calibration: Calibration | None = None,
-) -> Judgement:
+def admit(content: str, candidates: Sequence[Note], *, allow_conflicts: bool = False,
+          meaning: Mapping[str, float] | None = None, calibration: Calibration | None = None) -> Judgement:  # fmt: skip
     """The verdict for `content` against every candidate: the strongest one wins, in contract order. `meaning`:
-    the cosine of the content's embedding with each candidate's, by note id, where a model gave one."""
-    compared = [
-        (compare(comparable_text(note), content, (meaning or {}).get(note.id), calibration), note)
-        for note in candidates
-    ]
+    the cosine of the content's embedding with each candidate's, by note id, where a model gave one (the model's
+    thresholds are its `calibration`, domain/calibration.py; without one, the detectors and shared words alone)."""
+    cosines = meaning or {}
+    compared = [(compare(comparable_text(n), content, cosines.get(n.id), calibration), n) for n in candidates]
     order = [Verdict.DUPLICATE, Verdict.RESTATEMENT] + ([] if allow_conflicts else [Verdict.CONFLICT])
     for verdict in order:
         matching = [(c, n) for c, n in compared if c.verdict is verdict]

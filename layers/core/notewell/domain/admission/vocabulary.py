@@ -21,6 +21,7 @@ class Vocabulary:
     function_words: frozenset[str]
     negations: frozenset[str]
     negation_phrases: tuple[tuple[str, ...], ...]
+    exceptions: frozenset[str]  # denials that carve a part out of a claim ("except", "apart from")
     phrases: dict[tuple[str, ...], str]  # a status or quantifier of several words -> its value key
     values: dict[str, str]  # a single word -> its value key ("status:toggle:off", "env:production", "q:all")
     after_be: frozenset[str]  # status words that are states only right after a form of "be"
@@ -76,6 +77,7 @@ def vocabulary() -> Vocabulary:
         function_words=frozenset(_read("function_words.json")["words"]),
         negations=frozenset(negations["words"]),
         negation_phrases=tuple(tuple(p.split()) for p in negations["phrases"]),
+        exceptions=frozenset(negations["exceptions"]),
         phrases=phrases,
         values=values,
         after_be=frozenset(statuses["after_be"]),
