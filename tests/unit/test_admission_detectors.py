@@ -531,3 +531,17 @@ def test_a_text_that_calls_the_old_claim_outdated_is_never_absorbed(word: str) -
     old = "Search uses Elasticsearch."
     new = f"Search uses Elasticsearch, per the old docs. That is {word}: search runs on OpenSearch now."
     assert compare(old, new, 0.9, MINILM).verdict is Verdict.UNRELATED
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Staging upgrade to Postgres 16:\n- [x] snapshot\n- [x] pg_upgrade\n- [x] smoke tests",
+         "Production upgrade to Postgres 16:\n- [x] snapshot\n- [ ] pg_upgrade\n- [ ] smoke tests"),
+        ("Release 2.4:\n- [x] changelog\n- [x] tag", "Release 2.5:\n- [ ] changelog\n- [ ] tag"),
+    ],
+)  # fmt: skip
+def test_lists_under_other_headings_are_two_things_never_a_conflict(old: str, new: str) -> None:
+    for meaning in (None, 0.97):
+        found = compare(old, new, meaning, MINILM if meaning else None)
+        assert found.verdict is Verdict.UNRELATED and found.related  # alike enough to show, for the agent to read

@@ -200,23 +200,11 @@ def _denied_states(tokens: list[Token]) -> list[Token]:
     and the state become that one token, so both ways of saying it compare alike."""
     other = vocabulary().other_state
     result: list[Token] = []
-    denial: Token | None = None
     for token in tokens:
-        if token.kind == "negation":
-            if denial is not None:
-                result.append(denial)
-            denial = token
-            continue
-        if denial is not None and token.key in other:
-            result.append(replace(token, key=other[token.key], text=f"{denial.text} {token.text}"))
-            denial = None
-            continue
-        if denial is not None:
-            result.append(denial)
-            denial = None
-        result.append(token)
-    if denial is not None:
-        result.append(denial)
+        if result and result[-1].kind == "negation" and token.key in other:
+            result[-1] = replace(token, key=other[token.key], text=f"{result[-1].text} {token.text}")
+        else:
+            result.append(token)
     return result
 
 
@@ -355,7 +343,20 @@ def edited_copy(old: str, new: str) -> tuple[list[str], list[str]] | None:
     return (old_only, new_only) if 0 < min(len(old_only), len(new_only)) <= WINDOW_SENTENCES else None
 
 
-def rearranged(old: str, new: str) -> bool:
+def set_apart(old: str, new: str) -> bool:
+    """Texts under other headings ("Staging upgrade:" / "Production upgrade:" over the same items), or the same
+    sentences rearranged (_rearranged): alike line by line, yet not one claim."""
+    heads = [_heading(text) for text in (old, new)]
+    return (None not in heads and heads[0] != heads[1]) or _rearranged(old, new)
+
+
+def _heading(text: str) -> str | None:
+    """The first line of a text of several lines when it heads them ("# CI reference", "Release 2.4:")."""
+    first, _, rest = text.strip().partition("\n")
+    return first.strip(" #:").casefold() if rest.strip() and (first[0] == "#" or first.rstrip().endswith(":")) else None
+
+
+def _rearranged(old: str, new: str) -> bool:
     """Sentences of the old text only, at least two, in another order or with some left out of a copy of most of it
     ("1. Migrate. 2. Deploy." / "1. Deploy. 2. Migrate."; a list of regions with one bullet gone)."""
     news = sentences_of(new) if len(new) <= len(old) else []

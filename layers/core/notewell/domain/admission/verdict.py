@@ -15,7 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from notewell.domain.admission.detectors import FRAME_KEPT, Alignment, Evidence, align, contradiction, substituted
-from notewell.domain.admission.text import Token, edited_copy, kind_of_value, rearranged, same_value, tokens_of, window
+from notewell.domain.admission.text import Token, edited_copy, kind_of_value, same_value, set_apart, tokens_of, window
 from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.stemming import stem
 
@@ -67,7 +67,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     with the `calibration` of the model that gave it, and not for an edited copy (it says nothing of the edits)."""
     if _same_text(old, new):
         return Comparison(Verdict.DUPLICATE, Evidence("repeat", "", "", ""), True, 1.0)
-    if rearranged(old, new):  # steps moved or an item gone are another procedure or list: the agent reads both
+    if set_apart(old, new):  # alike line by line, yet another list or procedure: the agent reads both
         return Comparison(Verdict.UNRELATED, None, True, 1.0)
     copy = edited_copy(old, new)
     cosine = meaning if calibration is not None and copy is None else None
