@@ -509,6 +509,7 @@ def test_a_claim_narrowed_or_a_closed_list_grown_is_no_elaboration(old: str, new
         ("The `shared-config` package is consumed by the api, worker and cron services.",
          "The `shared-config` package is consumed by the api and worker services."),
         ("We accept payments in USD, EUR and GBP.", "We accept payments in USD and EUR."),
+        ("CORS allows app.acme.com and admin.acme.com.", "CORS allows app.acme.com."),
         ("Allowed regions:\n- us-east-1\n- eu-west-1\n- ap-south-1", "Allowed regions:\n- us-east-1\n- ap-south-1"),
     ],
 )  # fmt: skip

@@ -252,7 +252,7 @@ def _dropped_member(a: Alignment) -> bool:
     services" -> "api and worker services"): a list with one fewer is another list."""
     clauses = [[t.key for t in a.old if t.clause == c] for c in {t.clause for t in a.old}]
     kept = {t.key for t in a.new}
-    return len(clauses) > 2 and any(len(c) <= 2 and c[0] not in kept for c in clauses)
+    return len(clauses) > 1 and any(len(c) <= 2 and c[0] not in kept for c in clauses)
 
 
 def _denied(tokens: Sequence[Token]) -> bool:
