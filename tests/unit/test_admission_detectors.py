@@ -14,6 +14,12 @@ def evidence_of(old: str, new: str) -> tuple[Verdict, Evidence | None]:
     return found.verdict, found.evidence
 
 
+def left_to_review(old: str, new: str, cosine: float = 0.95) -> bool:
+    """Stored beside the old note for the agent to read, by words alone and with a close cosine alike."""
+    compared = [compare(old, new, meaning, MINILM if meaning else None) for meaning in (None, cosine)]
+    return all(found.verdict is Verdict.UNRELATED and found.related for found in compared)
+
+
 # ----- changed value: amounts, versions, names, identifiers, paths, URLs, environments, quantifiers ------------
 
 
@@ -455,8 +461,7 @@ def test_a_text_that_announces_a_change_is_never_absorbed() -> None:
     ],
 )  # fmt: skip
 def test_steps_said_in_another_order_are_left_to_review_never_a_duplicate(old: str, new: str) -> None:
-    found = compare(old, new, 0.99, MINILM)
-    assert found.verdict is Verdict.UNRELATED and found.related
+    assert left_to_review(old, new)
 
 
 @pytest.mark.parametrize(
@@ -495,17 +500,6 @@ def test_a_word_of_the_claim_replaced_under_added_detail_is_no_elaboration() -> 
         ("Both Kubernetes clusters run Istio.", "Only the prod Kubernetes cluster runs Istio."),
         ("Feature work targets the `develop` branch.", "Most feature work targets the `develop` branch."),
         ("Only Priya and Tomasz have admin on prod.", "Only Priya, Tomasz and Wei have admin on prod."),
-    ],
-)  # fmt: skip
-def test_a_claim_narrowed_or_a_closed_list_grown_is_no_elaboration(old: str, new: str) -> None:
-    for meaning in (None, 0.95):
-        found = compare(old, new, meaning, MINILM if meaning else None)
-        assert found.verdict not in (Verdict.DUPLICATE, Verdict.RESTATEMENT) and found.related
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
         ("The `shared-config` package is consumed by the api, worker and cron services.",
          "The `shared-config` package is consumed by the api and worker services."),
         ("We accept payments in USD, EUR and GBP.", "We accept payments in USD and EUR."),
@@ -513,10 +507,8 @@ def test_a_claim_narrowed_or_a_closed_list_grown_is_no_elaboration(old: str, new
         ("Allowed regions:\n- us-east-1\n- eu-west-1\n- ap-south-1", "Allowed regions:\n- us-east-1\n- ap-south-1"),
     ],
 )  # fmt: skip
-def test_a_list_said_again_with_an_item_left_out_is_left_to_review(old: str, new: str) -> None:
-    for meaning in (None, 0.95):
-        found = compare(old, new, meaning, MINILM if meaning else None)
-        assert found.verdict is Verdict.UNRELATED and found.related
+def test_a_claim_narrowed_or_a_list_with_an_item_more_or_less_is_left_to_review(old: str, new: str) -> None:
+    assert left_to_review(old, new)
 
 
 def test_a_checklist_box_is_a_status() -> None:
@@ -543,6 +535,4 @@ def test_a_text_that_calls_the_old_claim_outdated_is_never_absorbed(word: str) -
     ],
 )  # fmt: skip
 def test_lists_under_other_headings_are_two_things_never_a_conflict(old: str, new: str) -> None:
-    for meaning in (None, 0.97):
-        found = compare(old, new, meaning, MINILM if meaning else None)
-        assert found.verdict is Verdict.UNRELATED and found.related  # alike enough to show, for the agent to read
+    assert left_to_review(old, new)
