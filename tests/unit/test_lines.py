@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from notewell.domain.model import Note, NoteStatus, NoteType
 from notewell.domain.packing import Section, entry_line
+from notewell.domain.titles import derive_title
 
 STATUS = "Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%. One excursion claim (Fresno, door left open)."
 
@@ -49,3 +50,9 @@ def test_a_handoff_titled_after_its_first_request_says_the_request_once() -> Non
     )
     line = entry_line(note, Section.STATUS, 200)
     assert line == f"- {note.id} Handoff: Peak week report for Polar Freight; the Fresno claim is still open."
+
+
+def test_a_title_derived_from_a_body_with_code_says_it_once() -> None:
+    body = "Every table except `audit_log` has a `created_at` column."
+    note = replace(status_note(derive_title(body)), body=body)
+    assert entry_line(note, Section.STATUS, 80) == f"- {note.id} {body}"

@@ -21,8 +21,9 @@ def said_once(title: str, text: str) -> str:
     the text is its start cut short (a title taken from the body's first sentence, an excerpt shorter than it)."""
     if not text:
         return title
-    head = title.rstrip("…").strip().casefold()
-    start = text.lstrip("…").rstrip("…").lstrip("# ").strip().casefold()  # a markdown heading's marks aside
+    head = title.rstrip("…").strip().casefold().replace("`", "")
+    # A markdown heading's marks and code's backticks aside (a derived title leaves them out).
+    start = text.lstrip("…").rstrip("…").lstrip("# ").strip().casefold().replace("`", "")
     if head and start.startswith(head):
         return text
     if start and text.endswith("…") and head.startswith(start):
