@@ -536,3 +536,18 @@ def test_a_text_that_calls_the_old_claim_outdated_is_never_absorbed(word: str) -
 )  # fmt: skip
 def test_lists_under_other_headings_are_two_things_never_a_conflict(old: str, new: str) -> None:
     assert left_to_review(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "was", "now"),
+    [
+        ("The sensor calibration offset is -2.5 degrees.", "The sensor calibration offset is +2.5 degrees.", "-2.5",
+         "+2.5"),
+        ('package.json pins "react": "18.2.0".', 'package.json pins "react": "^18.2.0".', "18.2.0", "^18.2.0"),
+    ],
+)  # fmt: skip
+def test_a_sign_or_a_range_mark_is_part_of_its_value(old: str, new: str, was: str, now: str) -> None:
+    found = compare(old, new)
+    assert found.verdict is Verdict.CONFLICT and found.evidence is not None
+    assert (found.evidence.old, found.evidence.new) == (was, now)
+    assert compare("Retries 1-5 use backoff.", "Retries 1-5 use backoff with jitter.").verdict is Verdict.RESTATEMENT

@@ -37,7 +37,7 @@ _TOKEN = re.compile(
     r"|(?P<url>[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+[^\s'\"<>)\].,;:!?])"
     r"|(?P<path>(?:~|\.{1,2})?/[\w.*-]+(?:/[\w.*-]+)*/?|[\w.*-]+(?:/[\w.*-]+)+/?|[\w.-]+/(?![\w*]))"
     r"|(?P<time>\d{1,2}:\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?)"
-    r"|(?P<amount>\d+(?:[.,]\d+)*(?:%|[a-zµ]+\b)?)"
+    r"|(?P<amount>(?:(?<![\w.])[-+^~])?\d+(?:[.,]\d+)*(?:%|[a-zµ]+\b)?)"
     r"|(?P<version>v\d+(?:\.\d+)*(?:-[\w.]+)?)"
     r"|(?P<word>[^\W\d_](?:[\w]|[-.:](?=\w))*)"
     r"|(?P<comma>[,;])",
@@ -263,6 +263,9 @@ def _clock(lower: str) -> str:
 def _measured(text: str, lower: str) -> Token:
     """A number with its unit's kind and its size in the kind's base unit: "30s" and "30 seconds" are one value."""
     vocab = vocabulary()
+    if lower[0] in "-+^~":  # a sign or a range's mark is part of its value: -2.5 is not +2.5, ^18.2.0 not 18.2.0
+        kind, _, unsigned = _measured(text, lower[1:]).key.rpartition(":")
+        return Token(text, f"{kind}:{lower[0]}{unsigned}", "amount")
     lower = lower.removeprefix("v")  # "v16" is 16
     if lower.count(".") >= 2 or "-" in lower:
         return Token(text, "amount:version:" + lower, "amount")
@@ -272,10 +275,7 @@ def _measured(text: str, lower: str) -> Token:
     number, unit = match[1].replace(",", ""), (match[2] or "")
     if "." in number and not unit:  # "Terraform 1.10" is no "1.1": a bare decimal is read as written, like a version
         return Token(text, "amount:number:" + number, "amount")
-    try:
-        value = float(number)
-    except ValueError:
-        return Token(text, "amount:number:" + number, "amount")
+    value = float(number)  # digits of any script, as _NUMBER matched them
     if unit in vocab.units:
         kind, size = vocab.units[unit]
         binary = value * 1024 ** round(math.log(size, 1000)) if kind == "size" else value * size
