@@ -24,7 +24,9 @@ from notewell.domain.rules import (
     estimate_tokens,
     estimate_tokens_whole,
     excerpt,
+    flat_start,
     lean_text,
+    one_line,
     parse_ts,
     shorten,
     words,
@@ -301,7 +303,6 @@ def note_excerpt(note: Note, limit: int, focus: frozenset[str] = frozenset()) ->
 # An aside: words in parentheses after a space, outside code ("(reading outside the setpoint for 10 minutes)", not
 # "`f(x)`", "`f (x)`" or "(`column`)").
 _ASIDE = re.compile(r"\s+\([^()`\n]{1,200}\)")
-_SPACES = re.compile(r"\s+")
 
 
 def without_asides(body: str, limit: int) -> str:
@@ -309,10 +310,11 @@ def without_asides(body: str, limit: int) -> str:
     parenthesis qualifies it; cut, the words after it (the rule's second half, the reason a choice was made) fit.
     Up to LEAN_BODY_CHARS it reads only the start a lean read keeps (rules.lean_text), so a note read whole and one
     read lean give the same excerpt; past that the caller reads notes whole."""
-    read = lean_text(body) if limit <= LEAN_BODY_CHARS else _SPACES.sub(" ", body[: limit * 4 + 64]).strip()
-    goes_on = len(read) > LEAN_BODY_CHARS if limit <= LEAN_BODY_CHARS else len(body) > limit * 4 + 64
+    lean = limit <= LEAN_BODY_CHARS
+    read = lean_text(body) if lean else flat_start(body, limit)
+    goes_on = len(read) > LEAN_BODY_CHARS if lean else len(body) > limit * 4 + 64  # what flat_start reads
     parts = read.split("`")  # odd parts are code spans: "`f (x)`" stays whole
-    brief = _SPACES.sub(" ", "`".join(p if i % 2 else _ASIDE.sub("", p) for i, p in enumerate(parts))).strip()
+    brief = one_line("`".join(p if i % 2 else _ASIDE.sub("", p) for i, p in enumerate(parts)))
     if not brief:
         return shorten(read, limit)
     if len(brief) > limit or not goes_on:

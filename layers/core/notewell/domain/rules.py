@@ -316,8 +316,17 @@ def check_project_text(label: str, text: str) -> str:
 
 def excerpt(text: str, limit: int = DEFAULT_EXCERPT_CHARS) -> str:
     """The first `limit` characters of `text` on one line, cut at a word boundary, '…' when shortened."""
-    flat = _WS.sub(" ", text[: limit * 4 + 64]).strip()  # only the start matters: never normalise a whole body
-    return shorten(flat, limit)
+    return shorten(flat_start(text, limit), limit)
+
+
+def flat_start(text: str, limit: int) -> str:
+    """Enough of the start of `text` for `limit` characters on one line (runs of spaces and breaks as one space):
+    only the start is read, never a whole body."""
+    return one_line(text[: limit * 4 + 64])
+
+
+def one_line(text: str) -> str:
+    return _WS.sub(" ", text).strip()
 
 
 # A lean read (get_context's candidates on DynamoDB) carries the start of a body only: this many characters, on one
@@ -328,7 +337,7 @@ LEAN_BODY_CHARS = 240
 def lean_text(body: str) -> str:
     """The start of `body` a lean read keeps: `excerpt(body, n)` == `shorten(lean_text(body), n)` for every
     n <= LEAN_BODY_CHARS."""
-    return _WS.sub(" ", body[: LEAN_BODY_CHARS * 4 + 64]).strip()[: LEAN_BODY_CHARS + 1]
+    return flat_start(body, LEAN_BODY_CHARS)[: LEAN_BODY_CHARS + 1]
 
 
 def shorten(flat: str, limit: int) -> str:
