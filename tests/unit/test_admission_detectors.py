@@ -551,3 +551,79 @@ def test_a_sign_or_a_range_mark_is_part_of_its_value(old: str, new: str, was: st
     assert found.verdict is Verdict.CONFLICT and found.evidence is not None
     assert (found.evidence.old, found.evidence.new) == (was, now)
     assert compare("Retries 1-5 use backoff.", "Retries 1-5 use backoff with jitter.").verdict is Verdict.RESTATEMENT
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("requirements.txt pins `requests==2.31.0`.", "requirements.txt pins `urllib3==2.0.7`."),
+        ("In values.yaml, `replicaCount: 3`.", "In values.yaml, `image.tag: 1.4.2`."),
+        ("The staging .env sets `DB_HOST=db1.internal`.", "The staging .env sets `DB_PORT=5432`."),
+        ("Gemfile pins rails 7.1.3.", "Gemfile pins puma 6.4.2."),
+        ("package.json pins react 18.2.0.", "package.json pins lodash 4.17.21."),
+        ("nginx.conf: client_max_body_size 20m;", "nginx.conf: proxy_read_timeout 60s;"),
+        ("nginx.conf: worker_processes 4;", "nginx.conf: worker_connections 1024;"),
+    ],
+)  # fmt: skip
+def test_two_keys_of_one_config_file_are_two_settings_never_a_conflict(old: str, new: str) -> None:
+    assert left_to_review(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "slot", "was", "now"),
+    [
+        ("requirements.txt pins `requests==2.31.0`.", "requirements.txt pins `requests==2.32.3`.", "requests",
+         "2.31.0", "2.32.3"),
+        ("In values.yaml, `replicaCount: 3`.", "In values.yaml, `replicaCount: 5`.", "replicaCount", "3", "5"),
+        ("The staging .env sets `DB_HOST=db1.internal`.", "The staging .env sets `DB_HOST=db2.internal`.", "DB_HOST",
+         "db1.internal", "db2.internal"),
+        ("Gemfile pins rails 7.1.3.", "Gemfile pins rails 7.2.0.", "rails", "7.1.3", "7.2.0"),
+        ("nginx.conf: worker_processes 4;", "nginx.conf: worker_processes 8;", "worker_processes", "4", "8"),
+    ],
+)  # fmt: skip
+def test_one_key_given_another_value_is_a_conflict_that_names_the_key(
+    old: str, new: str, slot: str, was: str, now: str
+) -> None:
+    found = compare(old, new)
+    assert found.verdict is Verdict.CONFLICT and found.evidence is not None
+    assert slot in found.evidence.slot and (found.evidence.old, found.evidence.new) == (was, now)
+
+
+def test_kubernetes_binary_sizes_compare_by_size() -> None:
+    assert compare("The ingest pod requests 512Mi of memory.", "The ingest pod requests 0.5Gi of memory.").verdict in (
+        Verdict.DUPLICATE, Verdict.RESTATEMENT)  # fmt: skip
+    found = compare("The ingest pod requests 512Mi of memory.", "The ingest pod requests 1Gi of memory.")
+    assert found.verdict is Verdict.CONFLICT and found.evidence is not None and found.evidence.new == "1Gi"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The importer accepts CSV/JSON/XML uploads.", "The importer accepts CSV/JSON uploads."),
+        ("Supported databases: Postgres / MySQL / SQLite.", "Supported databases: Postgres / MySQL."),
+    ],
+)
+def test_a_list_joined_by_slashes_with_an_item_left_out_is_left_to_review(old: str, new: str) -> None:
+    assert left_to_review(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We don't support Python older than 3.9.", "We support Python 3.9 or newer."),
+        ("Payloads may not be larger than 1 MB.", "Payloads are at most 1 MB."),
+    ],
+)
+def test_a_denial_taken_away_with_its_bound_turned_around_is_left_to_review_never_a_conflict(
+    old: str, new: str
+) -> None:
+    assert left_to_review(old, new)
+
+
+def test_a_reason_denied_in_the_new_text_is_never_absorbed_as_detail() -> None:
+    old, new = "We moved off Heroku because of cost.", "We moved off Heroku not for cost reasons but for VPC peering."
+    assert compare(old, new).verdict is Verdict.CONFLICT
+    # a denial both texts say is no change, whichever sentence says it
+    old = "Every service owns its own database; no shared tables."
+    assert compare(old, "There are no shared tables: each service has a database of its own.").verdict in (
+        Verdict.DUPLICATE, Verdict.RESTATEMENT)  # fmt: skip

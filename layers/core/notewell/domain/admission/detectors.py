@@ -72,47 +72,49 @@ class Alignment:
 def align(old_sentences: Sequence[str], new_sentences: Sequence[str]) -> list[Alignment]:
     """Each new sentence with the old sentence it shares most words with (none shared: not aligned)."""
     olds = [(text, tokens_of(text)) for text in old_sentences]
+    whole = {t.key for _, s in olds for t in s if t.kind == "word"} - {k for _, s in olds for k in _denied(s)}
     found: list[Alignment] = []
     for new_text in new_sentences:
         new = tokens_of(new_text)
         keys = {t.key for t in new}
         best = max(olds, key=lambda o: len(keys & {t.key for t in o[1]}), default=None)
         if best is not None and keys & {t.key for t in best[1]} - {"not"}:
-            found.append(_aligned(best[0], best[1], new_text, new))
+            found.append(_aligned(best[0], best[1], new_text, new, whole))
     return found
 
 
-def _aligned(old_text: str, old_all: Sentence, new_text: str, new_all: Sentence) -> Alignment:
+def _aligned(
+    old_text: str, old_all: Sentence, new_text: str, new_all: Sentence, whole: frozenset[str] | set[str] = frozenset()
+) -> Alignment:
+    """The two sentences' spans; a new denial counts when it denies a word of this sentence, or a plain word the old
+    text says undenied anywhere (a reason denied: "because of cost" / "… not for cost reasons but because …")."""
     old = tuple(t for t in old_all if t.kind != "negation")
     new = tuple(t for t in new_all if t.kind != "negation")
-    spans: list[Span] = []
-    matcher = SequenceMatcher(None, [t.key for t in old], [t.key for t in new], autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        gone = tuple(t for t in old[i1:i2] if not _found(t, new))  # a word that moved is still there
-        came = tuple(t for t in new[j1:j2] if not _found(t, old))
-        if gone or came:
-            spans.append(Span(gone, came, i1))
-    return Alignment(
-        old_text, new_text, old, new, _frame_denials(old_all, new), _frame_denials(new_all, old), tuple(spans)
+    opcodes = SequenceMatcher(None, [t.key for t in old], [t.key for t in new], autojunk=False).get_opcodes()
+    changed = [Span(_missing(old[i1:i2], new), _missing(new[j1:j2], old), i1) for tag, i1, i2, j1, j2 in opcodes
+               if tag != "equal"]  # fmt: skip
+    spans = tuple(s for s in changed if s.old or s.new)
+    new_denials = _frame_denials(new_all, {t.key for t in old} | whole)
+    return Alignment(old_text, new_text, old, new, _frame_denials(old_all, {t.key for t in new}), new_denials, spans)
+
+
+def _frame_denials(sentence: Sentence, keys: set[str]) -> int:
+    """Denials of the words both say: the word after a denial is one of the other text's `keys`. A denial inside
+    added detail ("… has no imports from adapters/") denies the detail, not the old claim."""
+    return sum(key in keys for key in _denied(sentence))
+
+
+def _denied(sentence: Sentence) -> list[str]:
+    """The key of the word after each denial."""
+    return [next((t.key for t in sentence[at + 1 :] if t.kind != "negation"), "not")
+            for at, token in enumerate(sentence) if token.kind == "negation"]  # fmt: skip
+
+
+def _missing(tokens: Sentence, other: Sentence) -> Sentence:
+    """The tokens `other` does not have, by key or by value: a word that only moved is still there."""
+    return tuple(
+        t for t in tokens if not any(o.key == t.key or (t.is_value and o.is_value and same_value(o, t)) for o in other)
     )
-
-
-def _frame_denials(sentence: Sentence, other: Sentence) -> int:
-    """Denials of the words both sentences say: the word after a denial is one the other sentence has too. A
-    denial inside added detail ("… has no imports from adapters/") denies the detail, not the old claim."""
-    keys = {t.key for t in other}
-    count = 0
-    for at, token in enumerate(sentence):
-        if token.kind == "negation":
-            after = next((t for t in sentence[at + 1 :] if t.kind != "negation"), None)
-            count += after is not None and after.key in keys
-    return count
-
-
-def _found(token: Token, sentence: Sentence) -> bool:
-    return any(t.key == token.key or (token.is_value and t.is_value and same_value(t, token)) for t in sentence)
 
 
 # ----- the detectors: each takes an alignment and returns its evidence, or None ------------------------------
@@ -134,12 +136,25 @@ def changed_value(a: Alignment) -> Evidence | None:
     places = sorted(t.at for t in span.old if t.is_value)
     if any(b - a_ > 1 for a_, b in zip(places, places[1:], strict=False)):
         return None  # values apart in the sentence ("Bug #231 is fixed" / "Bug #232 is open"): another subject
+    if _keyed_value(span.old) and _keyed_value(span.new):
+        return None  # a key with its value, both put in place ("pins rails 7.1.3" / "pins puma 6.4.2"): another key
     for old in (t for t in span.old if t.is_value):
         for new in (t for t in span.new if t.is_value):
             if kind_of_value(old) == kind_of_value(new) and not same_value(old, new):
                 detector = "status" if old.kind.startswith("status") else "changed value"
                 return Evidence(detector, _slot(a, span), _text(span.old), _text(span.new))
     return None
+
+
+def _keyed_value(tokens: Sentence) -> bool:
+    """A key followed by its value: a word, name or path with a version or an amount with a unit ("rails 7.1.3",
+    "work_mem 64MB"), an identifier with any amount ("worker_processes 4"); not a name with a bare number ("June
+    30", "Node 18": one thing named and counted)."""
+    return any(
+        value.kind == "amount" and key.kind in ("word", "name", "path", "identifier")
+        and (key.kind == "identifier" or kind_of_value(value) != "amount:number")
+        for key, value in zip(tokens, tokens[1:], strict=False)
+    )  # fmt: skip
 
 
 def departed(a: Alignment) -> Evidence | None:
@@ -150,8 +165,7 @@ def departed(a: Alignment) -> Evidence | None:
     if (a.kept < FRAME_KEPT or not a.frame) and len(shared_values) < 2:
         return None  # two values said again in other words still show which one was left
     for old in (t for t in a.old if t.is_value and t.side not in away):
-        left = next((t for t in a.new if t.is_value and t.side in away and same_value(t, old)), None)
-        if left is not None:
+        if any(t.is_value and t.side in away and same_value(t, old) for t in a.new):  # left behind
             rivals = (t for t in a.new if t.is_value and t.side not in away and kind_of_value(t) == kind_of_value(old))
             rival = next((t for t in rivals if not any(same_value(t, o) for o in a.old)), None)
             if rival is not None:  # "apart from X, …" leaves nothing behind: a value must come in its place
@@ -160,14 +174,16 @@ def departed(a: Alignment) -> Evidence | None:
 
 
 def _adds(a: Alignment) -> bool:
-    additive = vocabulary().additive
-    return any(t.text.casefold() in additive for t in a.new)
+    return any(t.text.casefold() in vocabulary().additive for t in a.new)
 
 
 def negation(a: Alignment) -> Evidence | None:
     """A denial added or taken away ("Migrations run on deploy" / "Do not run migrations on deploy"), the rest of
-    the claim kept and nothing put in place of anything."""
-    if a.old_denials % 2 == a.new_denials % 2 or a.replaced or a.kept < NEGATION_KEPT or not a.frame:
+    the claim kept and nothing put in place of anything. A bound that moved with it may say the same thing ("not
+    older than 3.9" / "3.9 or newer": data/quantifiers.json "signs"): the agent reads those."""
+    bounds = {f"q:{bound}" for bound in vocabulary().signs.values()}
+    moved = any(t.key in bounds for s in a.spans for t in (*s.old, *s.new))
+    if a.old_denials % 2 == a.new_denials % 2 or a.replaced or moved or a.kept < NEGATION_KEPT or not a.frame:
         return None
     return Evidence("negation", _slot(a, None), _clip(a.old_text), _clip(a.new_text))
 
@@ -232,8 +248,7 @@ def _slot(a: Alignment, span: Span | None) -> str:
 
 
 def _text(tokens: Sentence) -> str:
-    values = [t.text for t in tokens if t.is_value]
-    return " ".join(values or [t.text for t in tokens])
+    return " ".join([t.text for t in tokens if t.is_value] or [t.text for t in tokens])
 
 
 def _clip(text: str, limit: int = 120) -> str:

@@ -28,20 +28,18 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 _CONTRACTION = re.compile(r"\b(?:(ca)|(wo)|(\w+))n't\b", re.IGNORECASE)
 # Sentences, and clauses that give a reason or a contrast: "…, because JWTs cannot be revoked" is its own claim.
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?;])[*_]*\s+|\n+|,\s+(?=(?:because|since|as|so|but|which|while|though|although|unless|until)\b)"
-    r"|\s+(?=because\b)",
-    re.IGNORECASE,
+    r"(?i)(?<=[.!?;])[*_]*\s+|\n+|,\s+(?=(?:because|since|as|so|but|which|while|though|although|unless|until)\b)"
+    r"|\s+(?=because\b)"
 )
 _TOKEN = re.compile(
-    r"`(?P<code>[^`\s]+)`"
+    r"(?i)`(?P<code>[^`\s]+)`"
     r"|(?P<url>[a-z][a-z0-9+.-]*://[^\s'\"<>)\]]+[^\s'\"<>)\].,;:!?])"
     r"|(?P<path>(?:~|\.{1,2})?/[\w.*-]+(?:/[\w.*-]+)*/?|[\w.*-]+(?:/[\w.*-]+)+/?|[\w.-]+/(?![\w*]))"
     r"|(?P<time>\d{1,2}:\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?)"
     r"|(?P<amount>(?:(?<![\w.])[-+^~])?\d+(?:[.,]\d+)*(?:%|[a-zµ]+\b)?)"
     r"|(?P<version>v\d+(?:\.\d+)*(?:-[\w.]+)?)"
     r"|(?P<word>[^\W\d_](?:[\w]|[-.:](?=\w))*)"
-    r"|(?P<comma>[,;])",
-    re.IGNORECASE,
+    r"|(?P<comma>[,;]|(?<=\s)/(?=\s))"
 )
 _NUMBER = re.compile(r"(\d+(?:[.,]\d+)*)\s?(%|[a-zµ]+)?$", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[_.:]|\d|[a-z][A-Z]")  # snake_case, dotted, with digits, camelCase
@@ -96,9 +94,8 @@ def _periods() -> re.Pattern[str]:
 
 
 def _period(match: re.Match[str]) -> str:
-    if match["adverb"]:
-        return vocabulary().frequencies[match["adverb"].casefold()]
-    return f"{match['every']} 1 {match['unit']}"
+    adverb = match["adverb"]
+    return vocabulary().frequencies[adverb.casefold()] if adverb else f"{match['every']} 1 {match['unit']}"
 
 
 _SHORT_FORM = re.compile(r"(?<=\w)'(re|ve|ll|d|m|s)\b", re.IGNORECASE)
@@ -152,8 +149,7 @@ def tokens_of(sentence: str) -> Sentence:
         if group == "comma" or lower in ("and", "but"):
             side, at, clause = "", at + 1, clause + 1
             continue
-        phrase = _phrase_at(lowers, at) if lower in vocab.phrase_starts else None
-        if phrase is not None:
+        if lower in vocab.phrase_starts and (phrase := _phrase_at(lowers, at)) is not None:
             words, key = phrase
             found.append(Token(" ".join(t for t, _ in raw[at : at + words]), key, _kind_of(key), side, clause, at))
             at += words
@@ -164,29 +160,50 @@ def tokens_of(sentence: str) -> Sentence:
         if group == "word" and lower in vocab.function_words and lower not in vocab.after_be:
             at += 1
             continue
-        if group == "path" and _SLASHED_WORDS.fullmatch(text):  # words joined by slashes, not a path
-            found += [Token(*_classified(w, "word", False, False), side, clause, at) for w in text.split("/")]
-            at += 1
+        if group == "path" and _SLASHED_WORDS.fullmatch(text):  # words joined by slashes: a list, not a path
+            items = text.split("/")
+            found += [Token(*_classified(w, "word", False, False), "" if i else side, clause + i, at)
+                      for i, w in enumerate(items)]  # fmt: skip
+            side, at, clause = side if len(items) == 1 else "", at + 1, clause + len(items) - 1
             continue
         # a word opens a sentence, a heading, a table cell or a list item: its capital shows no name
         first = at == 0 or not _OPENERS.isdisjoint(text_of[matches[at - 1].end() : matches[at].start()])
         # "the flag is on", "is on in staging"; not "we are on Rails 7.1", "is on port 8080"
         state = (
-            at > 0
-            and lowers[at - 1] in vocab.state_verbs
-            and (not following or following in vocab.function_words or following in ",;")
+            at > 0 and lowers[at - 1] in vocab.state_verbs and (following in ",;" or following in vocab.function_words)
         )
         start = at
         if group == "amount" and following in vocab.unit_words and not _NUMBER_WITH_UNIT.search(lower):
             text, lower, at = f"{text} {raw[at + 1][0]}", f"{lower}{following}", at + 1  # "30 seconds", "10 MB"
-        found.append(Token(*_classified(text, group, first, state), side, clause, start))
+        assigned = _ASSIGNMENT.fullmatch(text) if group == "code" else None
+        if assigned:  # `KEY=value`, `pkg==1.2`: the key names the slot, the value fills it
+            text, group = assigned["value"], "code"
+            found.append(_keyed(assigned["key"], side, clause, start))
+        token = Token(*_classified(text, group, first, state), side, clause, start)
+        gap = text_of[matches[at].end() : matches[at + 1].start()] if at + 1 < len(matches) else ""
+        keyed = token.is_value and bool(_ASSIGNED_BY.fullmatch(gap)) and (":" not in gap or _yaml(token, matches, at))
+        found.append(_keyed(text, side, clause, start) if keyed else token)
         at += 1
-    function = vocab.function_words
-    kept = [t for t in found if t.kind != "word" or t.text.casefold() not in function][:SENTENCE_TOKENS]
+    kept = [t for t in found if t.kind != "word" or t.text.casefold() not in vocab.function_words][:SENTENCE_TOKENS]
     return tuple(_denied_states(kept))
 
 
 _NUMBER_WITH_UNIT = re.compile(r"[a-z%µ]$")
+_ASSIGNMENT = re.compile(r"(?P<key>[\w.\[\]-]+?)(?:==|~=|:=|=|:)(?P<value>[^=:~].*)")  # `KEY=value`, `pkg==1.2`
+_ASSIGNED_BY = re.compile(r"`?\s*(?:==|~=|:=|=|:)\s*`?")  # between a key and its value (":" after an identifier)
+
+
+def _yaml(key: Token, matches: list[re.Match[str]], at: int) -> bool:
+    """`key: value` as a line of YAML: an identifier, and one value that ends its line ("ADR-017: Job scheduling
+    with locks" is a title)."""
+    rest = matches[at + 1].string[matches[at + 1].end() :].split("\n", 1)[0]
+    return key.kind == "identifier" and not any(c.isalnum() for c in rest)
+
+
+def _keyed(text: str, side: str, clause: int, at: int) -> Token:
+    """A key given a value (`replicaCount: 3`, `LOG_LEVEL=debug`) is the slot's name: a plain word of the frame,
+    compared by the key it has as a value elsewhere ("DB_HOST is db2")."""
+    return Token(text, _classified(text, "code" if _IDENTIFIER.search(text) else "word", False, False)[1], "word")
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -253,10 +270,8 @@ def _clock(lower: str) -> str:
     """A time of day as HH:MM on 24 hours: "2am", "02:00" and "2:00 a.m." are one time."""
     digits = re.findall(r"\d+", lower)
     hour, minute = int(digits[0]), int(digits[1]) if len(digits) > 1 else 0
-    if "p" in lower and hour < 12:
-        hour += 12
-    if "a" in lower and hour == 12:
-        hour = 0
+    hour += 12 if "p" in lower and hour < 12 else 0
+    hour = 0 if "a" in lower and hour == 12 else hour
     return f"{hour:02d}h{minute:02d}"  # no colon: a key is "amount:<kind>:<value>"
 
 
@@ -319,12 +334,9 @@ def window(text: str, other: str) -> list[str]:
     for word in distinctive_words(other, PROBE_WORDS):
         at, seen = lowered.find(word), 0
         while at >= 0 and seen < WINDOW_SENTENCES * 2:
-            reach = max(0, at - SENTENCE_CHARS), min(len(text), at + SENTENCE_CHARS)  # a sentence is no longer
-            start = max(
-                (found + len(end) for end in _ENDS if (found := lowered.rfind(end, reach[0], at)) >= 0),
-                default=reach[0],
-            )
-            stop = min((found for end in _ENDS if (found := lowered.find(end, at, reach[1])) >= 0), default=reach[1])
+            low, high = max(0, at - SENTENCE_CHARS), min(len(text), at + SENTENCE_CHARS)  # a sentence is no longer
+            start = max((found + len(end) for end in _ENDS if (found := lowered.rfind(end, low, at)) >= 0), default=low)
+            stop = min((found for end in _ENDS if (found := lowered.find(end, at, high)) >= 0), default=high)
             hits.setdefault((start, stop), set()).add(word)
             at, seen = lowered.find(word, stop), seen + 1
     best = sorted(hits, key=lambda span: (-len(hits[span]), span))[:WINDOW_SENTENCES]

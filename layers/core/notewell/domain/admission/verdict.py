@@ -73,8 +73,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     cosine = meaning if calibration is not None and copy is None else None
     old_part, new_part = copy or (window(old, new), window(new, old))
     alignments = align(old_part, new_part)
-    old_tokens = [t for s in old_part for t in tokens_of(s)]
-    new_tokens = [t for s in new_part for t in tokens_of(s)]
+    old_tokens, new_tokens = ([t for s in part for t in tokens_of(s)] for part in (old_part, new_part))
     old_keys, new_keys = _keys(old_tokens), _keys(new_tokens)
     shared = len(old_keys & new_keys)
     word_share = shared / max(1, min(len(old_keys), len(new_keys)))
@@ -83,8 +82,7 @@ def compare(old: str, new: str, meaning: float | None = None, calibration: Calib
     alike = cosine is not None and calibration is not None and cosine >= calibration.duplicate
     close = near or copy is not None or (shared >= CLOSE_SHARED and word_share >= CLOSE_SHARE)
     close = close or _same_thing_other_value(old_tokens, new_tokens)
-    found = contradiction(alignments)
-    if found is not None:
+    if (found := contradiction(alignments)) is not None:
         return Comparison(Verdict.CONFLICT, found, True, closeness)
     undecided = _unsure(alignments) or substituted(alignments)  # a denial or a plain word no detector can read
     if undecided or _announces_change(old_part, new_part) or _into_the_past(old_part, new_part):
@@ -150,15 +148,9 @@ def _same_thing_other_value(old: Sequence[Token], new: Sequence[Token]) -> bool:
         return True
     if not {t.key for t in old} & {t.key for t in new}:
         return False
-    olds = [t for t in old if t.is_value and t.kind not in ("q",)]
-    news = [t for t in new if t.is_value and t.kind not in ("q",)]
-    return any(
-        kind_of_value(o) == kind_of_value(n)
-        and not any(same_value(o, x) for x in news)
-        and not any(same_value(n, x) for x in olds)
-        for o in olds
-        for n in news
-    )
+    olds, news = [t for t in old if t.is_value and t.kind != "q"], [t for t in new if t.is_value and t.kind != "q"]
+    lone_kinds = {kind_of_value(o) for o in olds if not any(same_value(o, n) for n in news)}  # none in new
+    return any(kind_of_value(n) in lone_kinds and not any(same_value(n, o) for o in olds) for n in news)
 
 
 def _same_text(old: str, new: str) -> bool:
@@ -170,9 +162,8 @@ def _same_text(old: str, new: str) -> bool:
 def _announces_change(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
     """The new text says a change happened ("moved", "no longer", "switched", "now") where the old did not: what
     it adds may be the change itself, so it is neither a repeat nor an elaboration; the agent reads both."""
-    changes = vocabulary().change_words
-    said = {w for s in new_part for w in _WORD.findall(s.casefold())} & changes
-    return bool(said - {w for s in old_part for w in _WORD.findall(s.casefold())})
+    old_words, new_words = ({w for s in part for w in _WORD.findall(s.casefold())} for part in (old_part, new_part))
+    return bool((new_words & vocabulary().change_words) - old_words)
 
 
 _WORD = re.compile(r"[a-z]+")
@@ -201,31 +192,23 @@ def _within(part: Sequence[Token], whole: Sequence[Token]) -> bool:
     """Each clause of `part` is within one clause of `whole`: every key after the same word of direction (one with
     none may stand anywhere), amounts by size ("1 GB" / "1024 MB"). Clauses may come in another order; what one
     clause says together must not be split over two ("REST for public and gRPC for internal" / "gRPC for …")."""
-    clauses: dict[int, list[Token]] = {}
-    for token in part:
-        if token.kind != "negation":
-            clauses.setdefault(token.clause, []).append(token)
-    wholes: dict[int, list[Token]] = {}
-    for token in whole:
-        wholes.setdefault(token.clause, []).append(token)
-    return all(any(_clause_within(c, w) for w in wholes.values()) for c in clauses.values())
+    part = [t for t in part if t.kind != "negation"]
+    clauses = [[t for t in part if t.clause == c] for c in {t.clause for t in part}]
+    wholes = [[t for t in whole if t.clause == c] for c in {t.clause for t in whole}]
+    return all(any(_clause_within(c, w) for w in wholes) for c in clauses)
 
 
 def _clause_within(part: Sequence[Token], whole: Sequence[Token]) -> bool:
-    placed = {(t.side, t.key) for t in whole}
-    anywhere = {t.key for t in whole}
+    placed, anywhere = {(t.side, t.key) for t in whole}, {t.key for t in whole}
     amounts = [t for t in whole if t.kind == "amount"]
     return all(
-        (t.side, t.key) in placed
-        or (not t.side and t.key in anywhere)
-        or (t.kind == "amount" and any(same_value(a, t) for a in amounts))
-        for t in part
-    )
+        (t.side, t.key) in placed or (not t.side and t.key in anywhere)
+        or (t.kind == "amount" and any(same_value(a, t) for a in amounts)) for t in part
+    )  # fmt: skip
 
 
-def _restated(
-    alignments: Sequence[Alignment], new_part: Sequence[str], alike: bool, *, exact: bool, near: bool = False
-) -> str | None:
+def _restated(alignments: Sequence[Alignment], new_part: Sequence[str], alike: bool, *, exact: bool,
+              near: bool = False) -> str | None:  # fmt: skip
     """How every sentence of the new text is already said by the old sentence it aligns with: "contained" (its
     words and values stand there, none of the old sentence's values dropped) or "reworded" (the same values in the
     same order, the words close: a calibrated model says so, or most words are shared). None: something is new."""
@@ -263,8 +246,7 @@ def _denied(tokens: Sequence[Token]) -> bool:
 def _swapped_words(a: Alignment) -> bool:
     """A plain word put in place of another: without a model, a synonym ("kept" / "retained") cannot be told
     from another thing ("logs" / "metrics")."""
-    gone = any(not t.is_value for s in a.spans for t in s.old)
-    return gone and any(not t.is_value for s in a.spans for t in s.new)
+    return any(not t.is_value for s in a.spans for t in s.old) and any(not t.is_value for s in a.spans for t in s.new)
 
 
 def _share(a: Alignment) -> float:
@@ -275,8 +257,7 @@ def _share(a: Alignment) -> float:
 def _contained(part: Sequence[str], whole: Sequence[str]) -> bool:
     """Each sentence of `part` is within the sentence of `whole` it shares most words with (see _within)."""
     wholes = [tokens_of(s) for s in whole]
-    for sentence in part:
-        tokens = tokens_of(sentence)
+    for tokens in (tokens_of(s) for s in part):
         keys = {t.key for t in tokens}
         best = max(wholes, key=lambda w: len(keys & {t.key for t in w}), default=())
         if not _within(tokens, best) or not _in_order(_value_tokens(tokens), _value_tokens(best)):
@@ -316,8 +297,7 @@ def _in_order(values: Sequence[Token], among: Sequence[Token]) -> bool:
     """Each of `values` has the same value in `among`, values of one kind in the same order ("REST … gRPC" is not
     "gRPC … REST"; "fixed in 4.2" is "4.2 has the fix")."""
     for kind in {kind_of_value(v) for v in values}:
-        at = 0
-        others = [t for t in among if kind_of_value(t) == kind]
+        at, others = 0, [t for t in among if kind_of_value(t) == kind]
         for value in (v for v in values if kind_of_value(v) == kind):
             found = next((i for i in range(at, len(others)) if same_value(value, others[i])), None)
             if found is None:
