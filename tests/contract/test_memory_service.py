@@ -337,3 +337,12 @@ def test_disputed_notes_and_unfinished_supersessions_are_listed_as_conflicts(ser
     services.notes.update(me, new.id, NoteChanges(supersedes=[old.id]))  # finishing it
     assert {c.note.id for c in services.memory.conflicts(me, "api")} == {disputed.id}
     assert services.memory.conflicts(me, "ghost") == []
+
+
+def test_the_first_note_of_a_reviewed_type_is_not_told_to_read_neighbours_it_has_none(
+    services: Services, me: Principal
+) -> None:
+    first = remember(services, me, "Deploys need a green CI run.", type=NoteType.CONSTRAINT)
+    assert first.neighbours == [] and "neighbours" not in first.message
+    second = remember(services, me, "Hotfixes may skip the staging soak.", type=NoteType.CONSTRAINT)
+    assert [n.id for n in second.neighbours] == [first.note.note.id] and "Read the neighbours" in second.message

@@ -268,7 +268,7 @@ class MemoryService:
                 f" Compared with the {scanned} most recently updated notes only (no search index answered): an older "
                 "note may say the same; search_notes to check."
             )
-        if note.type in REVIEWED_TYPES:
+        if neighbours:  # none: the first note of its type has nothing to be read against
             message += " Read the neighbours: if one disagrees, supersede it or mark the pair disputed."
         return RememberOutcome(
             RememberStatus.CREATED,
