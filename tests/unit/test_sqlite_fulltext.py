@@ -266,6 +266,47 @@ def test_split_terms_drops_unmatched_and_half_table_terms_and_splits_at_the_budg
     assert split_terms(rows, total_rows=1_000, budget=10, min_terms=3) == (["rarer", "rare", "mid"], [])
 
 
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    rows=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(0, 40) | st.just(0), max_size=8),
+    spare=st.integers(0, 50),
+    budget=st.integers(1, 30),
+    min_terms=st.integers(1, 4),
+)
+def test_counting_words_only_up_to_the_budget_leaves_the_essential_terms_as_exact_counts_do(
+    rows: dict[str, int], spare: int, budget: int, min_terms: int
+) -> None:
+    """What _rows_by_term relies on: counts past the budget reported as budget + 1 pick the same essential terms
+    as exact counts whenever at least `min_terms` words are within the budget."""
+    total_rows = max([1, *rows.values()]) + spare
+    within = sum(0 < count <= budget for count in rows.values())
+    reported = rows if within < min_terms else {word: min(count, budget + 1) for word, count in rows.items()}
+
+    essential, _ = split_terms(rows, total_rows, budget, min_terms)
+    assert split_terms(reported, total_rows, budget, min_terms)[0] == essential
+
+
+def test_candidates_count_common_words_exactly_only_when_the_rarer_ones_cannot_settle_the_ranking(
+    store: SqliteStore,
+) -> None:
+    add(store, *many_notes())  # 'service' in 40 notes, 'deploy' in 13, 'rollback' in 4, 'canary' in 3
+    words = ["service", "deploy", "canary", "rollback", "vendor"]
+    connection = store.connection()
+
+    assert sqlite_adapter._rows_by_term(connection, words, 3, 1) == {
+        "service": 4, "deploy": 4, "canary": 3, "rollback": 4, "vendor": 0,
+    }  # fmt: skip
+    assert sqlite_adapter._rows_by_term(connection, words, 2, 1) == {
+        "service": 40, "deploy": 13, "canary": 3, "rollback": 4, "vendor": 0,
+    }  # fmt: skip
+    assert sqlite_adapter._rows_by_term(connection, words, 3, 2) == {
+        "service": 40, "deploy": 13, "canary": 3, "rollback": 4, "vendor": 0,
+    }  # fmt: skip
+    assert sqlite_adapter._rows_by_term(connection, words, 50, 4) == {
+        "service": 40, "deploy": 13, "canary": 3, "rollback": 4, "vendor": 0,
+    }  # fmt: skip
+
+
 def many_notes() -> list[Note]:
     """40 notes sharing 'service'; 'deploy' in every third, 'canary' and 'rollback' in a few, 'vendor' in none."""
     notes = []
@@ -463,6 +504,24 @@ def test_candidates_rank_by_the_rarest_words_and_skip_words_in_most_notes(
     wider = index.candidates(WS, PROJECT, "service canary rollback", NO_FILTERS, 40, min_terms=2)
     assert set(ids(wider)) == {"4", "9", "12", "30", "33"}
     assert index.candidates(WS, PROJECT, "vendor", NO_FILTERS, 40) == []
+
+
+def test_candidates_are_fts5s_bm25_order_with_ties_by_id_and_its_scores(
+    store: SqliteStore, index: SqliteFullTextIndex
+) -> None:
+    # Notes 1-6 say the same (one score); the limit cuts among them by id, and the better notes come first.
+    add(store, *(make_note(n, "Queue", "jobs retry on the dead letter queue") for n in (6, 2, 5, 1, 4, 3)))
+    add(store, make_note(7, "Dead letter queue", "jobs retry on the dead letter queue"), make_note(8, "Other", "x"))
+
+    hits = index.candidates(WS, PROJECT, "letter queue", NO_FILTERS, 4)
+
+    assert ids(hits) == ["7", "1", "2", "3"]
+    bm25 = dict(store.connection().execute(
+        f"""SELECT n.id, -bm25(notes_fts, {sqlite_adapter.BM25_WEIGHTS}) FROM notes_fts
+            JOIN notes AS n ON n.seq = notes_fts.rowid WHERE notes_fts MATCH '"letter" OR "queue"'"""
+    ).fetchall())  # fmt: skip
+    assert [hit.score for hit in hits] == [round(bm25[hit.note.id], 6) for hit in hits]
+    assert hits[0].score > hits[1].score == hits[2].score == hits[3].score > 0
 
 
 def test_notes_starting_like_a_text_are_the_live_notes_of_the_project_with_its_first_64_characters(

@@ -68,6 +68,10 @@ if TYPE_CHECKING:
 # anchored note). Opening an older file adds what it lacks.
 SCHEMA_VERSION = 9
 BUSY_TIMEOUT_SECONDS = 5.0
+# Reads go through a memory map of the file up to this size (address space, not memory: the pages are the OS's file
+# cache, shared by every connection). SQLite's own cache (2 MB a connection, emptied whenever another connection
+# commits) otherwise copies each page it needs with a read call: ~600 a remember at 10k notes.
+MMAP_BYTES = 1 << 30
 SNIPPET_CHARS = 200
 MAX_QUERY_TERMS = 32
 _NO_UPPER_BOUND = 2**63 - 1
@@ -417,6 +421,8 @@ _FILTERS = """(:types = '[]' OR n.type IN (SELECT value FROM json_each(:types)))
 # FTS5's averages record (row id 1 of its data table): the indexed row count, then each column's token total.
 _FTS_AVERAGES = "SELECT block FROM notes_fts_data WHERE id = 1"
 _PHRASE_ROWS_ALL = "SELECT count(*) FROM notes_fts WHERE notes_fts MATCH :phrase"
+# The same, counted no further than :most (FTS5 stops walking the phrase's postings there).
+_PHRASE_ROWS_UP_TO = "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH :phrase LIMIT :most)"
 # The project's live notes and their tokens (FTS5's docsize record: one varint per column; TOKENS_FUNCTION sums it).
 TOKENS_FUNCTION = "notewell_fts_tokens"
 _PROJECT_SIZE = f"""SELECT count(*), coalesce(sum({TOKENS_FUNCTION}(d.sz)), 0)
@@ -429,12 +435,17 @@ _WORD_SCORES = f"""SELECT n.seq, n.id, bm25(notes_fts, {BM25_WEIGHTS}), d.sz, {_
         AND n.deleted_at IS NULL"""
 # remember's candidates: FTS5 ranks the matches itself, in C, by its table-wide statistics. The ranking only
 # chooses which notes get compared, so the project-scoped BM25 of search_notes (a Python pass over every match of
-# every term, which grows with the project) is not worth its cost here.
-_CANDIDATES = f"""SELECT {_N_NOTE_COLUMNS}, -bm25(notes_fts, {BM25_WEIGHTS}) AS score
-    FROM notes_fts CROSS JOIN notes AS n ON n.seq = notes_fts.rowid
-    WHERE notes_fts MATCH :match AND n.workspace_id = :workspace AND n.project_id = :project
-        AND n.deleted_at IS NULL AND {_FILTERS}
-    ORDER BY bm25(notes_fts, {BM25_WEIGHTS}), n.id LIMIT :limit"""
+# every term, which grows with the project) is not worth its cost here. The ranking (a subquery with a LIMIT, which
+# SQLite never flattens into a join) sorts only seq, id and bm25(), computed once a match; the winners' rows are
+# read after it: sorting every match with its whole row cost a third of the lookup (~350 matches at 10k notes).
+_CANDIDATES = f"""SELECT {_N_NOTE_COLUMNS}, -top.rank AS score
+    FROM (SELECT n.seq AS seq, n.id AS id, bm25(notes_fts, {BM25_WEIGHTS}) AS rank
+        FROM notes_fts CROSS JOIN notes AS n ON n.seq = notes_fts.rowid
+        WHERE notes_fts MATCH :match AND n.workspace_id = :workspace AND n.project_id = :project
+            AND n.deleted_at IS NULL AND {_FILTERS}
+        ORDER BY rank, n.id LIMIT :limit) AS top
+    CROSS JOIN notes AS n ON n.seq = top.seq
+    ORDER BY top.rank, top.id"""
 # The winners' rows, and their snippets (one rowid lookup each; CROSS JOIN keeps that order).
 _HIT_ROWS = f"""SELECT top.value, {_N_NOTE_COLUMNS}
     FROM json_each(:seqs) AS top CROSS JOIN notes AS n ON n.seq = top.value"""
@@ -505,12 +516,12 @@ def _note_from_row(row: Sequence[Any]) -> Note:
         write_id=row[9],
         type=NoteType(row[10]),
         status=NoteStatus(row[11]),
-        tags=tuple(json.loads(row[12])),
-        links=tuple(Link(target, relation) for target, relation in json.loads(row[13])),
+        tags=_strings(row[12]),
+        links=() if row[13] == "[]" else tuple(Link(target, relation) for target, relation in json.loads(row[13])),
         importance=row[14],
         canonical=bool(row[15]),
-        supersedes=tuple(json.loads(row[16])),
-        superseded_by=tuple(json.loads(row[17])),
+        supersedes=_strings(row[16]),
+        superseded_by=_strings(row[17]),
         deleted_at=row[18],
         anchors=_anchors_of(row[19]),
         branch=row[20],
@@ -520,6 +531,11 @@ def _note_from_row(row: Sequence[Any]) -> Note:
 def _verdict_from_row(row: Sequence[Any]) -> RecordedVerdict:
     files = tuple(FileVerdict(repo, path, Freshness(value)) for repo, path, value in json.loads(row[3]))
     return RecordedVerdict(note_id=row[0], project_id=row[1], version=row[2], files=files, judged_at=row[4])
+
+
+def _strings(column: str) -> tuple[str, ...]:
+    """A JSON array column; most are empty, which needs no parse (a read of remember's candidates has ~150)."""
+    return () if column == "[]" else tuple(json.loads(column))
 
 
 def _anchors_of(column: str) -> tuple[Anchor, ...]:
@@ -685,6 +701,7 @@ class SqliteStore:
                 connection.execute("PRAGMA journal_mode = WAL")
                 # With WAL, NORMAL never corrupts the file; a power cut (not a crash) may lose recent commits.
                 connection.execute("PRAGMA synchronous = NORMAL")
+                connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
                 connection.create_function(TOKENS_FUNCTION, 1, fts_tokens, deterministic=True)  # full-text scores
             except sqlite3.Error:
                 connection.close()
@@ -1418,6 +1435,27 @@ def split_terms(
     return essential, informative[len(essential) :]
 
 
+def _rows_by_term(connection: sqlite3.Connection, words: Sequence[str], budget: int, min_terms: int) -> dict[str, int]:
+    """How many rows of the table match each word, as far as split_terms(…, budget, min_terms)'s essential terms
+    can tell. With one term to rank (remember with a model), a word in more than `budget` rows is counted to
+    budget + 1 only, which saves walking the postings of the common words (most of a lookup's words at 10k notes),
+    and exactly only when no word is within the budget. The essential terms are the same as with exact counts:
+    every word within the budget is informative and sorts before every word past it, and once `min_terms` are taken
+    a word past the budget always overflows it. With several terms to rank the common words are usually needed as
+    well (words only: 3 lookups in 4 of the bench's at 10k notes), so they are counted exactly at once, not twice."""
+    if min_terms > 1:
+        return {w: connection.execute(_PHRASE_ROWS_ALL, {"phrase": _phrase(w)}).fetchone()[0] for w in words}
+    rows = {
+        w: connection.execute(_PHRASE_ROWS_UP_TO, {"phrase": _phrase(w), "most": budget + 1}).fetchone()[0]
+        for w in words
+    }
+    if sum(0 < count <= budget for count in rows.values()) < min_terms:  # the common words are ranked among themselves
+        for word, count in rows.items():
+            if count > budget:
+                rows[word] = connection.execute(_PHRASE_ROWS_ALL, {"phrase": _phrase(word)}).fetchone()[0]
+    return rows
+
+
 @contextmanager
 def _read_snapshot(connection: sqlite3.Connection) -> Iterator[None]:
     """One read transaction around several statements: in autocommit each would read the state of its own moment,
@@ -1514,7 +1552,7 @@ class SqliteFullTextIndex:
                 table_rows = _varints(record[0])[0] if record is not None else 0
                 # Ranked by the rarest words only: a word in most notes adds (almost) nothing to a score but all its
                 # rows to the match set, which bm25 and the project filter then visit one by one.
-                matched = {w: connection.execute(_PHRASE_ROWS_ALL, {"phrase": _phrase(w)}).fetchone()[0] for w in words}
+                matched = _rows_by_term(connection, words, CANDIDATE_ROWS, min_terms)
                 words, _ = split_terms(matched, max(table_rows, 1), CANDIDATE_ROWS, min_terms)
                 if not words:
                     return []
@@ -1803,7 +1841,7 @@ class SqliteVectorIndex:
         return int(dropped)
 
     def _vector(self, blob: bytes) -> Vector:
-        return tuple(float(x) for x in self._numpy.frombuffer(blob, dtype=self._numpy.float32))
+        return tuple(self._numpy.frombuffer(blob, dtype=self._numpy.float32).tolist())  # Python floats, in C
 
     def _refreshed(self, workspace_id: str, project_id: str, model_id: str) -> _ProjectMatrix:
         numpy = self._numpy

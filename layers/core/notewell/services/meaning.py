@@ -7,6 +7,7 @@ and `notewell reindex` (or the next write of the note) fills the gap; until then
 from __future__ import annotations
 
 import logging
+import operator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -182,4 +183,5 @@ class ReindexReport:
 
 
 def _dot(a: Vector, b: Vector) -> float:
-    return sum(x * y for x, y in zip(a, b, strict=False))
+    dot: float = sum(map(operator.mul, a, b))  # the sum a generator of products gave, in its order, without its frames
+    return dot
