@@ -293,18 +293,11 @@ def test_candidates_count_common_words_exactly_only_when_the_rarer_ones_cannot_s
     words = ["service", "deploy", "canary", "rollback", "vendor"]
     connection = store.connection()
 
-    assert sqlite_adapter._rows_by_term(connection, words, 3, 1) == {
-        "service": 4, "deploy": 4, "canary": 3, "rollback": 4, "vendor": 0,
-    }  # fmt: skip
-    assert sqlite_adapter._rows_by_term(connection, words, 2, 1) == {
-        "service": 40, "deploy": 13, "canary": 3, "rollback": 4, "vendor": 0,
-    }  # fmt: skip
-    assert sqlite_adapter._rows_by_term(connection, words, 3, 2) == {
-        "service": 40, "deploy": 13, "canary": 3, "rollback": 4, "vendor": 0,
-    }  # fmt: skip
-    assert sqlite_adapter._rows_by_term(connection, words, 50, 4) == {
-        "service": 40, "deploy": 13, "canary": 3, "rollback": 4, "vendor": 0,
-    }  # fmt: skip
+    exact = {"service": 40, "deploy": 13, "canary": 3, "rollback": 4, "vendor": 0}
+    capped = {"service": 4, "deploy": 4, "canary": 3, "rollback": 4, "vendor": 0}
+    # (budget, terms to rank): 'canary' within 3 settles one term, so the rest are capped; none within 2; or several
+    for budget, min_terms, counted in ((3, 1, capped), (2, 1, exact), (3, 2, exact), (50, 4, exact)):
+        assert sqlite_adapter._rows_by_term(connection, words, budget, min_terms) == counted
 
 
 def many_notes() -> list[Note]:
