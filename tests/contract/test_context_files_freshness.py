@@ -17,6 +17,7 @@ from notewell.config import Settings
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import CONTEXT_INDEX_LAYOUT, Anchor, LineRange, Note, NoteType, Principal
 from notewell.domain.packing import Detail, Section
+from notewell.domain.refs import name_of
 from notewell.entrypoints.cli import main
 from notewell.ports import Store
 from notewell.services.context import ContextResult
@@ -57,7 +58,7 @@ def shown(result: ContextResult) -> dict[str, dict[str, object]]:
 
 
 def line_of(result: ContextResult, note_id: str) -> str:
-    (line,) = [line for line in result.packed.text.splitlines() if line.startswith(f"- {note_id}")]
+    (line,) = [line for line in result.packed.text.splitlines() if line.startswith(f"- {name_of(note_id)} ")]
     return line
 
 
@@ -83,7 +84,7 @@ def test_notes_anchored_to_the_files_in_hand_lead_get_context_from_anywhere_in_t
     assert "excerpt" in shown(result)[retry.id] and "excerpt" in shown(result)[worker.id]  # paid for first, in full
     assert docs.id not in shown(result)
     text = result.packed.text
-    assert text.index("## Relevant") < text.index(f"- {retry.id}") < text.index(f"- {worker.id}")
+    assert text.index("## Relevant") < text.index(f"- {name_of(retry.id)} ") < text.index(f"- {name_of(worker.id)} ")
     assert result.packed.spent <= result.packed.budget
 
 
@@ -157,8 +158,8 @@ def test_check_freshness_marks_changed_and_gone_notes_and_judges_only_the_paths_
     assert {i: entries[i].get("freshness") for i in (fresh.id, changed.id, gone.id, unjudged.id, plain.id)} == {
         fresh.id: "fresh", changed.id: "changed", gone.id: "gone", unjudged.id: None, plain.id: None,
     }  # fmt: skip
-    assert f"- {changed.id} [changed: src/retry.py, re-check] " in line_of(result, changed.id)
-    assert f"- {gone.id} [gone: src/old_queue.py, re-check] " in line_of(result, gone.id)
+    assert f"- {name_of(changed.id)} [changed: src/retry.py, re-check] " in line_of(result, changed.id)
+    assert f"- {name_of(gone.id)} [gone: src/old_queue.py, re-check] " in line_of(result, gone.id)
     assert "re-check" not in line_of(result, fresh.id) + line_of(result, unjudged.id) + line_of(result, plain.id)
     assert result.anchored_paths == ("docs/build.md", "src/old_queue.py", "src/retry.py", "src/tokens.py")
     assert result.packed.spent <= result.packed.budget
@@ -180,7 +181,7 @@ def test_a_file_named_and_judged_at_once_leads_with_its_mark(
     )
     assert section_ids(result, Section.RELEVANT) == [note.id]
     assert shown(result)[note.id]["freshness"] == "gone"
-    assert line_of(result, note.id).startswith(f"- {note.id} [gone: src/hooks.py, re-check] ")
+    assert line_of(result, note.id).startswith(f"- {name_of(note.id)} [gone: src/hooks.py, re-check] ")
 
 
 def test_bad_files_and_hashes_are_refused_with_what_to_send(services: Services, me: Principal) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain import packing
 from notewell.domain.model import NoteStatus, NoteType, Plan, Principal
+from notewell.domain.refs import name_of
 from notewell.entrypoints.cli import main
 from notewell.services.memory import RememberRequest
 from tests.support.dynamo import count_index_reads, count_operations, dynamodb_store
@@ -84,6 +86,14 @@ def strip_context_index(store: DynamoDBStore, workspace_id: str, project_id: str
     )  # fmt: skip
 
 
+def by_whole_id(text: str, store: DynamoDBStore, workspace_id: str, project_id: str) -> str:
+    """A get_context text as it names the notes of a project from before refs (model.REF_LAYOUT): by whole id, since
+    their refs resolve only once `reindex --stack` rewrites them."""
+    for note in store.project_notes(workspace_id, project_id, limit=1_000):
+        text = re.sub(rf"(?<=[ ]){name_of(note.id)}(?=[ \n]|$)", note.id, text)
+    return text
+
+
 def test_a_project_from_before_the_lean_index_reads_the_old_way_until_reindex_upgrades_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -97,7 +107,7 @@ def test_a_project_from_before_the_lean_index_reads_the_old_way_until_reindex_up
 
         calls = count_operations(store.client)
         old_way = services.context.get_context(me, "api", query="subsystem 3 detail")
-        assert old_way.packed.text == before  # the same answer, by the old reads
+        assert old_way.packed.text == by_whole_id(before, store, me.workspace_id, project.id)  # by the old reads
         assert calls["Query"] > 10
         monkeypatch.setenv("AWS_REGION", store.client.meta.region_name)
         assert main(["reindex", "--stack", "--table", store.table_name]) == 0
@@ -142,7 +152,7 @@ def test_a_project_whose_lean_index_kept_disputed_notes_in_its_sections_lists_th
 
         reads = count_index_reads(client)
         layout_one = services.context.get_context(me, "api", query="subsystem 3 detail").packed
-        assert layout_one.text == before.text
+        assert layout_one.text == by_whole_id(before.text, store, me.workspace_id, project.id)
         assert reads["GSI3"] == 1
         monkeypatch.setenv("AWS_REGION", client.meta.region_name)
         assert main(["reindex", "--stack", "--table", table]) == 0
@@ -187,14 +197,35 @@ def test_a_project_whose_lean_index_kept_notes_by_section_reads_them_until_reind
         reads = count_index_reads(client)
         by_section = services.context.get_context(me, "api")
         assert reads["GSI4"] == 14  # each type and each section ("status" is both), the rest, those needing attention
-        assert newer.id in by_section.packed.text  # written by type, beside its section's older notes
-        assert by_section.packed.text.replace(f"- {newer.id} Newest rule: Never block a handler.\n", "") == before
+        line = f"- {newer.id} Newest rule: Never block a handler.\n"  # by id until reindexed: refs cannot resolve
+        assert line in by_section.packed.text  # written by type, beside its section's older notes
+        assert by_section.packed.text.replace(line, "") == by_whole_id(before, store, me.workspace_id, project.id)
         monkeypatch.setenv("AWS_REGION", client.meta.region_name)
         assert main(["reindex", "--stack", "--table", table]) == 0
         assert "1 projects moved onto the lean context index" in capsys.readouterr().out
         reads.clear()
-        assert services.context.get_context(me, "api").packed.text == by_section.packed.text
+        upgraded = services.context.get_context(me, "api").packed.text
+        assert f"- {name_of(newer.id)} Newest rule" in upgraded  # by ref, now that they resolve
+        assert by_whole_id(upgraded, store, me.workspace_id, project.id) == by_section.packed.text
         assert reads["GSI4"] == 10
+
+
+def test_a_ref_a_few_notes_share_is_one_query_of_the_ref_index_whatever_the_workspace_holds() -> None:
+    from notewell.domain.model import Note
+
+    stamp = "2026-01-01T00:00:00.000Z"
+    shared, ref = 3, "7Q3KX9"
+    with dynamodb_store() as store:
+        notes = [
+            Note(id=f"n_{n:020d}{ref if n < shared else f'{n:06d}'}", workspace_id="ws_refs", project_id="prj_refs",
+                 title=f"Note {n}", body=f"Detail {n}.", version=1, created_at=stamp, updated_at=stamp,
+                 author="import", write_id=f"w{n}")
+            for n in range(60)
+        ]  # fmt: skip
+        store.import_notes("ws_refs", [(note, ()) for note in notes])
+        calls, reads = count_operations(store.client), count_index_reads(store.client)
+        assert store.ids_with_ref("ws_refs", ref, limit=10) == [note.id for note in notes[:shared]]
+        assert calls == Counter({"Query": 1}) and reads == Counter({"GSI5": 1})
 
 
 def test_the_lean_index_projects_exactly_what_a_lean_note_is_read_from() -> None:

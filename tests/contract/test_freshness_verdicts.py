@@ -17,6 +17,7 @@ from notewell.domain.errors import UnavailableError
 from notewell.domain.freshness import CHECKED_STATUSES, FileVerdict, Freshness, FreshnessSummary, RecordedVerdict
 from notewell.domain.model import Anchor, LineRange, Note, NoteStatus, NoteType, Principal
 from notewell.domain.packing import Section
+from notewell.domain.refs import name_of
 from notewell.ports import Store, VerdictWrite
 from notewell.services.notes import NoteChanges
 
@@ -153,7 +154,7 @@ def test_a_read_only_key_gets_its_marked_context_and_records_nothing(
     auditor = services.auth.authenticate(key)
     assert auditor is not None and auditor.read_only
     result = services.context.get_context(auditor, "api", check_freshness={"src/retry.py": None})
-    assert f"- {note.id} [gone: src/retry.py, re-check] " in result.packed.text
+    assert f"- {name_of(note.id)} [gone: src/retry.py, re-check] " in result.packed.text
     assert recording.saves == [] and summary(services, me).unchecked == 1
 
 
@@ -163,7 +164,7 @@ def test_a_store_that_cannot_record_never_fails_the_read(
     note = decision(services, me, clock, "Retries back off", anchor("src/retry.py", 2))
     recording.failing = True
     result = services.context.get_context(me, "api", check_freshness={"src/retry.py": None})
-    assert f"- {note.id} [gone: src/retry.py, re-check] " in result.packed.text
+    assert f"- {name_of(note.id)} [gone: src/retry.py, re-check] " in result.packed.text
     recording.failing = False
     assert summary(services, me).unchecked == 1  # nothing was kept; the next read records it
     marks(services, me, {"src/retry.py": None})

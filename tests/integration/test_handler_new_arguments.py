@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from functions.mcp import app as mcp_function
+from notewell.domain.refs import name_of
 from tests.integration.test_lambda_handler import FakeContext, body_of, lambda_env, load_event  # noqa: F401
 
 ERAS = ["legacy", "modern"]
@@ -82,11 +83,11 @@ def test_get_context_on_a_branch_hides_and_counts_other_unmerged_branches_and_al
     context, text = answer(event(f"mcp_{era}_get_context_branch", lambda_env))
     assert ids_in(context) == {on_default}
     assert context["otherBranches"] == 1 and context["notice"] == LEFT_OUT_ONE
-    assert LEFT_OUT_ONE in text and on_default in text and on_feature not in text
+    assert LEFT_OUT_ONE in text and f"- {name_of(on_default)} " in text and name_of(on_feature) not in text
 
     everything, text = answer(event(f"mcp_{era}_get_context_branch", lambda_env, allBranches=True))
     assert ids_in(everything) == {on_default, on_feature}
-    assert "otherBranches" not in everything and "left out" not in text and on_feature in text
+    assert "otherBranches" not in everything and "left out" not in text and f"- {name_of(on_feature)} " in text
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from notewell.domain.hooks import HookClient
+from notewell.domain.refs import name_of
 from notewell.entrypoints.hooks import run_hook
 from tests.integration.test_hooks_clients import git, machine_for, mcp_url, tool
 from tests.support.jsonrpc import reply
@@ -37,7 +38,7 @@ def context_of(output: str) -> str:
 
 
 def line_of(text: str, note_id: str) -> str:
-    return next(line for line in text.splitlines() if line.startswith(f"- {note_id}"))
+    return next(line for line in text.splitlines() if line.startswith(f"- {name_of(note_id)} "))
 
 
 @pytest.fixture(scope="module")
@@ -86,13 +87,15 @@ def test_the_session_opens_with_notes_on_the_changed_files_first_and_stale_ones_
     started = context_of(machine.run_hook("SessionStart", payload(machine.repo)).stdout)
     assert "Relevant below: notes anchored to the 1 file changed on this branch since the last session." in started
     assert "## Relevant" in started
-    assert line_of(started, retry).startswith(f"- {retry} [changed: retry.py, re-check] [decision] Webhook retries")
-    assert jobs not in started
+    assert line_of(started, retry).startswith(
+        f"- {name_of(retry)} [changed: retry.py, re-check] [decision] Webhook retries"
+    )
+    assert name_of(jobs) not in started
 
     # Committed during that session: changed since it started, and still stale until the note is re-anchored.
     git(machine.repo, *COMMIT, "-am", "retry cap 60")
     again = context_of(machine.run_hook("SessionStart", payload(machine.repo)).stdout)
-    assert line_of(again, retry).startswith(f"- {retry} [changed: retry.py, re-check]")
+    assert line_of(again, retry).startswith(f"- {name_of(retry)} [changed: retry.py, re-check]")
     printed = machine.notewell("anchor", "--print", "retry.py#backoff")
     tool(served, "update_note", {"id": retry, "anchors": json.loads(printed.stdout)})
 
@@ -104,7 +107,7 @@ def test_the_session_opens_with_notes_on_the_changed_files_first_and_stale_ones_
     git(machine.repo, "rm", "-q", "jobs.py")
     git(machine.repo, *COMMIT, "-m", "drop the jobs")
     gone = context_of(machine.run_hook("SessionStart", payload(machine.repo)).stdout)
-    assert line_of(gone, jobs).startswith(f"- {jobs} [gone: jobs.py, re-check] [decision] The job list holds")
+    assert line_of(gone, jobs).startswith(f"- {name_of(jobs)} [gone: jobs.py, re-check] [decision] The job list holds")
     assert machine.log_text() == ""
 
 
@@ -177,10 +180,10 @@ def test_a_first_session_has_every_note_it_shows_judged_and_later_ones_ask_once(
 
     before = get_context_calls()
     first = context_of(machine.run_hook("SessionStart", payload(machine.repo)).stdout)
-    assert line_of(first, constraint).startswith(f"- {constraint} [changed: settings.py, re-check] ")
+    assert line_of(first, constraint).startswith(f"- {name_of(constraint)} [changed: settings.py, re-check] ")
     assert "## Relevant" not in first  # judged, not led: settings.py did not change since a last session
     assert get_context_calls() - before == 2
     second = context_of(machine.run_hook("SessionStart", payload(machine.repo)).stdout)
-    assert line_of(second, constraint).startswith(f"- {constraint} [changed: settings.py, re-check] ")
+    assert line_of(second, constraint).startswith(f"- {name_of(constraint)} [changed: settings.py, re-check] ")
     assert get_context_calls() - before == 3  # settings.py was kept from the first answer: hashed at once
     assert machine.log_text() == ""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from notewell.domain.hooks import HookClient
+from notewell.domain.refs import name_of
 from tests.integration.test_hooks_clients import (
     Machine,
     _closed_port,
@@ -74,7 +75,7 @@ def test_the_first_prompt_adds_the_context_the_task_needs_and_later_prompts_add_
 
     started = added_context(machine.run_hook("SessionStart", machine.payload("SessionStart", transcript)).stdout,
                             "SessionStart")  # fmt: skip
-    assert needed not in started  # a lean briefing without the task cannot tell what it needs
+    assert name_of(needed) not in started  # a lean briefing without the task cannot tell what it needs
     first = machine.run_hook("UserPromptSubmit", machine.payload("UserPromptSubmit", transcript))
     calls = get_context_calls(served)
     later = machine.run_hook("UserPromptSubmit", machine.payload("UserPromptSubmit", transcript))
@@ -82,7 +83,7 @@ def test_the_first_prompt_adds_the_context_the_task_needs_and_later_prompts_add_
     assert first.returncode == 0 and first.stderr == ""
     context = added_context(first.stdout, "UserPromptSubmit")
     assert context.startswith("Notewell's notes on this request")
-    assert needed in context and title in context
+    assert f"- {name_of(needed)} " in context and title in context
     assert (later.returncode, later.stdout, later.stderr) == (0, "", "")
     assert get_context_calls(served) == calls  # later prompts do not ask
     assert machine.log_text() == ""
@@ -111,10 +112,10 @@ def test_the_first_prompt_hashes_the_files_again_and_shows_a_note_whose_code_cha
     (machine.repo / "retry.py").write_text("def backoff(attempt):\n    return min(2**attempt, 60)\n")
     first = machine.run_hook("UserPromptSubmit", machine.payload("UserPromptSubmit", transcript))
 
-    assert f"- {retry} [decision] Webhook retries back off" in started
+    assert f"- {name_of(retry)} [decision] Webhook retries back off" in started
     context = added_context(first.stdout, "UserPromptSubmit")
-    line = next(line for line in context.splitlines() if line.startswith(f"- {retry}"))
-    assert line.startswith(f"- {retry} [changed: retry.py, re-check] ")
+    line = next(line for line in context.splitlines() if line.startswith(f"- {name_of(retry)} "))
+    assert line.startswith(f"- {name_of(retry)} [changed: retry.py, re-check] ")
     assert machine.log_text() == ""
 
 

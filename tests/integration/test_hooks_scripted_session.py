@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from notewell.domain.hooks import HookClient
+from notewell.domain.refs import name_of
 from tests.integration.test_hooks_claude_session import Transcript
 from tests.integration.test_hooks_clients import git, machine_for, mcp_url, tool
 from tests.support.serve import Served, serve
@@ -42,7 +43,7 @@ def added(output: str, event: str) -> str:
 
 
 def line_of(text: str, note_id: str) -> str:
-    return next(line for line in text.splitlines() if line.startswith(f"- {note_id}"))
+    return next(line for line in text.splitlines() if line.startswith(f"- {name_of(note_id)} "))
 
 
 def test_a_scripted_session_follows_the_code_its_notes_are_anchored_to_and_its_branches(
@@ -98,8 +99,10 @@ def test_a_scripted_session_follows_the_code_its_notes_are_anchored_to_and_its_b
     second = Transcript(machine.home / "b.jsonl", "session-b", machine.repo)
     briefing = added(machine.run_hook("SessionStart", second.payload("SessionStart", source="startup")).stdout,
                      "SessionStart")  # fmt: skip
-    assert line_of(briefing, retry).startswith(f"- {retry} [changed: retry.py, re-check] [decision] Webhook retries")
-    assert line_of(briefing, jobs) == f"- {jobs} The job queue holds 100 jobs, measured."  # fresh: unmarked
+    assert line_of(briefing, retry).startswith(
+        f"- {name_of(retry)} [changed: retry.py, re-check] [decision] Webhook retries"
+    )
+    assert line_of(briefing, jobs) == f"- {name_of(jobs)} The job queue holds 100 jobs, measured."  # fresh: unmarked
     handoff = next(line for line in briefing.splitlines() if "Cap the webhook retry backoff" in line)
     assert "[changed: retry.py, re-check]" in handoff
 

@@ -9,6 +9,7 @@ import pytest
 
 from notewell.bootstrap import Services
 from notewell.domain.model import NoteStatus, NoteType
+from notewell.domain.packing import names_in
 from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
 
 pytestmark = pytest.mark.anyio
@@ -92,13 +93,16 @@ async def test_every_section_shows_its_best_and_the_answer_as_sent_fits_the_budg
     encoding = bpe_openai.get_encoding("cl100k_base")
     owner = services.auth.authenticate(make_keys(services).full)
     assert owner is not None
+    notes = []
     for n in range(150):
         kind = NoteType(KINDS[n % len(KINDS)])
         body = f"Item {n}: the {kind.value} about shard {n % 13} and its retry policy, with the reasons we hold."
         status = NoteStatus.PENDING if kind is NoteType.TASK else NoteStatus.CURRENT
-        services.notes.create(
+        notes.append(services.notes.create(
             owner, "big", title=f"{kind.value} {n}", body=body * (1 + n % 3), type=kind, status=status
-        )
+        ).note)  # fmt: skip
+    # The text names a note by its ref, or by its id where two notes share a ref (packing.names_in).
+    named = {name: note_id for note_id, name in names_in(notes).items()} | {n.id: n.id for n in notes}
     key = services.auth.create_key(owner.workspace_id, name="agent").secret
     async with running(make_app(services)) as app, connect(app, key, "auto") as client:
         answers = [await client.call_tool("get_context", {"project": "big", **extra})
@@ -110,7 +114,9 @@ async def test_every_section_shows_its_best_and_the_answer_as_sent_fits_the_budg
         shown = {e["id"] for s in context["sections"] for e in s["entries"]}
         listed = {o["id"] for o in meta["omittedIds"]}
         assert meta["omitted"] == len(listed) + meta["unlisted"] and not shown & listed
-        assert set(re.findall(r"n_[0-9A-Z]{26}", text)) == shown | listed
+        names = re.findall(r"(?<![0-9A-Za-z_])(n_[0-9A-Z]{26}|[0-9A-HJKMNP-TV-Z]{6})(?![0-9A-Za-z_])", text)
+        assert set(names) <= set(named), set(names) - set(named)
+        assert {named[name] for name in names} == shown | listed
         assert (meta["unlisted"] > 0) == (f"{meta['unlisted']} more not listed" in text)
     default = ok(answers[0])
     assert [s["name"] for s in default["sections"]] == [

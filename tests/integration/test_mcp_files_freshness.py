@@ -14,6 +14,7 @@ import pytest
 from functions.mcp import app as mcp_function
 from notewell.domain import rules
 from notewell.domain.model import Anchor
+from notewell.domain.refs import name_of
 from tests.integration.test_lambda_handler import FakeContext, body_of, lambda_env, load_event  # noqa: F401
 from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
 
@@ -53,7 +54,10 @@ async def test_files_lead_and_check_freshness_marks_what_changed_in_every_era(se
         context = ok(result)
         (entry,) = relevant(context)
         assert entry["id"] == anchored and entry["freshness"] == "changed"
-        assert f"- {anchored} [changed: src/retry.py, re-check] [decision] Webhook retries back off" in text_of(result)
+        assert (
+            f"- {name_of(anchored)} [changed: src/retry.py, re-check] [decision] Webhook retries back off"
+            in text_of(result)
+        )
         assert context["meta"]["anchoredPaths"] == ["src/retry.py"]
         assert context["meta"]["spent"] <= context["meta"]["budget"]
 
@@ -125,7 +129,7 @@ def test_the_deployed_handler_takes_files_and_check_freshness_in_both_eras(lambd
         assert not answer.get("isError"), answer
         (entry,) = relevant(answer["structuredContent"])
         assert (entry["id"], entry["freshness"]) == (note.id, "gone")
-        assert f"- {note.id} [gone: src/retry.py, re-check]" in answer["content"][0]["text"]
+        assert f"- {name_of(note.id)} [gone: src/retry.py, re-check]" in answer["content"][0]["text"]
         search = tool_event(template, lambda_env, "search_notes", {"project": "demo", "files": ["src"]})
         found = body_of(mcp_function.handler(search, FakeContext(f"req-files-search-{n}")))["result"]
         assert [r["id"] for r in found["structuredContent"]["results"]] == [note.id]

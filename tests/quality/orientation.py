@@ -16,7 +16,7 @@ level) and once per question with the question as the query. Each level reports 
 answer says it spent, and its budget. `--show` lists the misses and how the answer appeared instead; it refuses the
 report split, which is read once per stop and never to choose a rule. `--room` prints what showing every current
 standing note would cost instead: the tokens of all their lines at a few excerpt lengths (handoffs read at
-HANDOFF_READ times), of which their ids, and how many of the split's answers have their evidence within.
+HANDOFF_READ times), of which their refs, and how many of the split's answers have their evidence within.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 from notewell.adapters.jsonl import dump_line
 from notewell.domain import rules
 from notewell.domain.packing import HANDOFF_READ, STANDING_TYPES, Detail, Section, entry_line, line_cost
+from notewell.domain.refs import name_of
 from notewell.entrypoints.wire import ContextOut
 from tests.quality.coding import split_of
 from tests.quality.harness import fresh_services, percent
@@ -195,7 +196,7 @@ def room(split: str) -> str:
     by_id = {n.id: n for n in notes}
     lines = [
         f"every current standing note of {slug} ({len(standing)}) with a line of its own, split {split}:",
-        f"{'excerpt':>7} {'tokens':>7} {'of which ids':>12}  answers with their evidence in their line",
+        f"{'excerpt':>7} {'tokens':>7} {'of which refs':>13}  answers with their evidence in their line",
     ]
     for chars in ROOM_EXCERPTS:
 
@@ -205,9 +206,9 @@ def room(split: str) -> str:
             return entry_line(note, Section.STATUS, read)
 
         tokens = sum(line_cost(line(n.id)) for n in standing)
-        ids = sum(line_cost(" " + n.id) for n in standing)
+        ids = sum(line_cost(" " + name_of(n.id)) for n in standing)
         shown = sum(1 for q in questions if normalised(q.evidence) in normalised(line(q.answer)))
-        lines.append(f"{chars:>7} {tokens:>7,} {ids:>12,}  {shown}/{len(questions)}")
+        lines.append(f"{chars:>7} {tokens:>7,} {ids:>13,}  {shown}/{len(questions)}")
     return "\n".join(lines)
 
 

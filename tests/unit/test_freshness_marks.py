@@ -25,7 +25,8 @@ from notewell.domain.freshness import (
 )
 from notewell.domain.model import Anchor, Note, NoteType
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, Section, pack, priority
-from tests.unit.test_packing import ENCODINGS, NOTE_ID, note
+from notewell.domain.refs import name_of
+from tests.unit.test_packing import ENCODINGS, named_in, note
 
 COMMIT = "8a39f054a62fdc5bce054ec2feddfea23c54105f"
 RETRY = b"def backoff(attempt):\n    return min(2**attempt, 30)\n"
@@ -139,9 +140,9 @@ def test_marks_are_paid_for_within_the_budget_and_every_shown_stale_note_has_one
         verdict = judged.get(str(entry["id"]))
         freshness = verdict.freshness.value if verdict is not None else None
         assert entry.get("freshness") == freshness
-        (line,) = [line for line in packed.text.splitlines() if line.startswith(f"- {entry['id']}")]
+        (line,) = [line for line in packed.text.splitlines() if line.startswith(f"- {name_of(str(entry['id']))} ")]
         assert ("[gone: " in line) == (freshness == "gone")
-    assert set(NOTE_ID.findall(packed.text)) >= {str(e["id"]) for e in entries}
+    assert named_in(packed.text, notes) >= {str(e["id"]) for e in entries}
 
 
 def test_notes_on_the_files_in_hand_are_paid_for_first_without_a_query_when_asked() -> None:

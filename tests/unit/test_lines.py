@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from notewell.domain.model import Note, NoteStatus, NoteType
 from notewell.domain.packing import Section, entry_line
+from notewell.domain.refs import name_of
 from notewell.domain.titles import derive_title
 
 STATUS = "Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%. One excursion claim (Fresno, door left open)."
@@ -23,7 +24,7 @@ def status_note(title: str) -> Note:
 def test_an_excerpt_shorter_than_a_title_taken_from_it_is_not_said_again() -> None:
     note = status_note("Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%")
     line = entry_line(note, Section.STATUS, 40)
-    assert line == f"- {note.id} Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%"
+    assert line == f"- {name_of(note.id)} Thanksgiving week done: 16,900 stops Mon-Wed, on-time 92.8%"
 
 
 def test_an_excerpt_that_goes_on_past_the_title_replaces_it() -> None:
@@ -35,12 +36,12 @@ def test_an_excerpt_that_goes_on_past_the_title_replaces_it() -> None:
 def test_a_body_that_opens_with_its_title_as_a_markdown_heading_says_it_once() -> None:
     note = replace(status_note("Peak week report"), body="# Peak week report\n\n" + STATUS)
     line = entry_line(note, Section.STATUS, 80)
-    assert line.count("Peak week report") == 1 and line.startswith(f"- {note.id} # Peak week report")
+    assert line.count("Peak week report") == 1 and line.startswith(f"- {name_of(note.id)} # Peak week report")
 
 
 def test_a_title_that_says_something_else_leads_its_excerpt() -> None:
     note = status_note("Peak week report")
-    assert entry_line(note, Section.STATUS, 30).startswith(f"- {note.id} Peak week report: Thanksgiving week")
+    assert entry_line(note, Section.STATUS, 30).startswith(f"- {name_of(note.id)} Peak week report: Thanksgiving week")
 
 
 def test_a_handoff_titled_after_its_first_request_says_the_request_once() -> None:
@@ -49,10 +50,10 @@ def test_a_handoff_titled_after_its_first_request_says_the_request_once() -> Non
         body="Peak week report for Polar Freight; the Fresno claim is still open.",
     )
     line = entry_line(note, Section.STATUS, 200)
-    assert line == f"- {note.id} Handoff: Peak week report for Polar Freight; the Fresno claim is still open."
+    assert line == f"- {name_of(note.id)} Handoff: Peak week report for Polar Freight; the Fresno claim is still open."
 
 
 def test_a_title_derived_from_a_body_with_code_says_it_once() -> None:
     body = "Every table except `audit_log` has a `created_at` column."
     note = replace(status_note(derive_title(body)), body=body)
-    assert entry_line(note, Section.STATUS, 80) == f"- {note.id} {body}"
+    assert entry_line(note, Section.STATUS, 80) == f"- {name_of(note.id)} {body}"

@@ -18,26 +18,40 @@ from notewell.domain.packing import (
     Detail,
     PackedContext,
     Section,
+    names_in,
     pack,
     without_asides,
 )
+from notewell.domain.refs import name_of
 
 ENCODINGS = [bpe_openai.get_encoding("cl100k_base"), bpe_openai.get_encoding("o200k_base")]
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-NOTE_ID = re.compile(r"n_[0-9A-HJKMNP-TV-Z]{26}")
+NAME = re.compile(r"(?<![0-9A-Za-z_])(n_[0-9A-HJKMNP-TV-Z]{26}|[0-9A-HJKMNP-TV-Z]{6})(?![0-9A-Za-z_])")  # id or ref
 WORDS = ("cache", "deploy", "Postgres 16", "retry", "the", "tokens", "we", "use", "never", "because", "S3", "v2",
          "on-call", "Kafka", "latency", "p99", "is", "for", "orders", "billing", "émigré", "日本語", "🙂")  # fmt: skip
 
 
 def note(number: int, text: str, kind: NoteType, *, title: str | None = None, importance: int = 3) -> Note:
-    serial = "".join(ALPHABET[(number * 7 + i * 13) % 32] for i in range(10))
+    # Ends in random-looking characters, as a ULID does, and distinct ones: the last six (its ref, how the text names
+    # it) are the low 30 bits of `number` times an odd number plus a constant: no two notes below 2**30 share a ref.
+    serial = (number * 0x9E3779B1 + 0x2545F491) % 32**10
+    tail = "".join(ALPHABET[serial >> (5 * i) & 31] for i in reversed(range(10)))
     return Note(
-        id=f"n_01M8ZR{serial}{number:010d}", workspace_id="w", project_id="p", title=title or text[:80],
+        id=f"n_01M8ZR{number:010d}{tail}", workspace_id="w", project_id="p", title=title or text[:80],
         body=text, type=kind, status=NoteStatus.CURRENT, tags=(), links=(), importance=importance,
         canonical=number % 7 == 0, supersedes=(), superseded_by=(), version=1,
         created_at="2026-11-01T10:00:00.000Z", updated_at=f"2026-11-{1 + number % 28:02d}T10:00:00.000Z",
         author="k", deleted_at=None, write_id=f"w{number}",
     )  # fmt: skip
+
+
+def named_in(text: str, notes: list[Note]) -> set[str]:
+    """The ids of the notes `text` names, each by its ref or, where two of `notes` share a ref, by its id (an id a
+    conflict's message quotes counts too); every name in it must be one of theirs."""
+    named = {name: note_id for note_id, name in names_in(notes).items()} | {n.id: n.id for n in notes}
+    found = NAME.findall(text)
+    assert set(found) <= set(named), f"{set(found) - set(named)} in the text name no candidate"
+    return {named[name] for name in found}
 
 
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=120).map(" ".join)
@@ -50,7 +64,7 @@ def accounted(packed: PackedContext) -> tuple[set[str], set[str]]:
 
 
 def packed_from(drawn: list[tuple[Section, str, bool]], budget: int, detail: Detail, conflicts: int) -> tuple[
-    PackedContext, set[str]
+    PackedContext, list[Note]
 ]:  # fmt: skip
     by_section: dict[Section, list[Candidate]] = {s: [] for s in SECTION_ORDER}
     notes = []
@@ -66,7 +80,7 @@ def packed_from(drawn: list[tuple[Section, str, bool]], budget: int, detail: Det
         conflicts=conflict_entries, sections=[(s, c) for s, c in by_section.items() if c],
         beyond=[Section.DECISIONS] if len(drawn) % 2 else [],
     )  # fmt: skip
-    return packed, {n.id for n in notes}
+    return packed, notes
 
 
 @settings(max_examples=150, deadline=None)
@@ -76,7 +90,8 @@ def packed_from(drawn: list[tuple[Section, str, bool]], budget: int, detail: Det
 def test_the_answer_as_sent_fits_and_every_candidate_is_accounted_for(
     drawn: list[tuple[Section, str, bool]], budget: int, detail: Detail, conflicts: int
 ) -> None:
-    packed, every = packed_from(drawn, budget, detail, conflicts)
+    packed, notes = packed_from(drawn, budget, detail, conflicts)
+    every = {n.id for n in notes}
     for encoding in ENCODINGS:
         real = len(encoding.encode(packed.text))
         assert real <= budget, f"{real} real tokens for a budget of {budget}"
@@ -87,9 +102,8 @@ def test_the_answer_as_sent_fits_and_every_candidate_is_accounted_for(
     assert len(every - shown - listed) == packed.unlisted  # the rest is counted, exactly
     assert packed.omitted == len(packed.omitted_ids) + packed.unlisted == len(every) - len(shown)
     assert packed.selected == len(shown)
-    # What the model reads says the same as the structured answer.
-    in_text = set(NOTE_ID.findall(packed.text))
-    assert in_text == shown | listed
+    # What the model reads says the same as the structured answer: it names exactly the notes shown or listed.
+    assert named_in(packed.text, notes) == shown | listed
     assert (f"{packed.unlisted} more not listed" in packed.text) == (packed.unlisted > 0)
 
 
@@ -113,10 +127,10 @@ def test_a_short_note_says_its_text_once() -> None:
         sections=[(Section.DECISIONS, [Candidate(short, 1.0), Candidate(titled, 0.5)])],
     )  # fmt: skip
     lines = packed.text.splitlines()
-    assert f"- {short.id} [canonical] Orders are stored in Postgres 16." in lines or (
-        f"- {short.id} Orders are stored in Postgres 16." in lines
+    assert f"- {name_of(short.id)} [canonical] Orders are stored in Postgres 16." in lines or (
+        f"- {name_of(short.id)} Orders are stored in Postgres 16." in lines
     )
-    assert f"- {titled.id} Opaque tokens: Sessions use opaque tokens in Redis." in lines
+    assert f"- {name_of(titled.id)} Opaque tokens: Sessions use opaque tokens in Redis." in lines
     assert packed.text.count("Postgres 16") == 1
 
 

@@ -219,6 +219,11 @@ class NoteStore(Protocol):
         """The notes found among `note_ids`, by id; unknown ids are simply absent."""
         ...
 
+    def ids_with_ref(self, workspace_id: str, ref: str, *, limit: int) -> list[str]:
+        """Ids of the workspace's notes whose ref (domain.refs.note_ref) is `ref`, deleted ones included, at most
+        `limit`, in id order. May lag a write on an eventually consistent index."""
+        ...
+
     def commit(
         self,
         workspace_id: str,

@@ -1,7 +1,7 @@
 """DynamoDB store: every `notewell.ports.Store` method on one table, through boto3's low-level client.
 
-Key layout (`pk`/`sk` strings; indexes GSI1-3 on `gsi{n}pk`/`gsi{n}sk`, projection ALL). Every key carries the
-workspace (`WS#{ws}`). Two partitions are read before a workspace is known and hold no notes: the secret
+Key layout (`pk`/`sk` strings; indexes GSI1-5 on `gsi{n}pk`/`gsi{n}sk`, GSI5 with no sort key). Every key carries
+the workspace (`WS#{ws}`). Two partitions are read before a workspace is known and hold no notes: the secret
 lookup, a pointer to the key, and the WORKSPACES listing (so that listing workspaces is a Query, not a Scan):
 
     item            pk                           sk                   attributes
@@ -16,7 +16,8 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
     note            WS#{ws}#N#{noteId}           NOTE                 all fields, version, writeId, and
                                                                       gsi1pk = WS#{ws}#P#{projectId},
                                                                       gsi1sk = {updatedAt}#{noteId},
-                                                                      maybe gsi2pk/sk, gsi3pk/sk (below)
+                                                                      maybe gsi2pk/sk, gsi3pk/sk, gsi4pk/sk,
+                                                                      gsi5pk = WS#{ws}#REF#{ref} (below)
     revision        WS#{ws}#N#{noteId}           REV#{version:010d}   a previous state (no GSI keys)
     anchor pointer  WS#{ws}#P#{projectId}#ANCHOR {path}\\{noteId}      noteId, path: the note is anchored there
     verdict         WS#{ws}#P#{projectId}#VERDICT {noteId}          version, files, judgedAt: a freshness verdict
@@ -27,7 +28,7 @@ lookup, a pointer to the key, and the WORKSPACES listing (so that listing worksp
 
 Every item also names its `entity`, so stream consumers (search indexing) can tell notes from the rest.
 
-Four indexes on note items, each sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
+Five indexes on note items, the first four sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
 
     GSI1  project feed, every note (tombstones too)    gsi1pk = WS#{ws}#P#{projectId}
     GSI2  live notes of one type and status            gsi2pk = WS#{ws}#P#{projectId}#T#{type}#S#{status}
@@ -36,6 +37,9 @@ Four indexes on note items, each sorted by `{updatedAt}#{noteId}` (`gsi{n}sk`):
     GSI4  notes get_context weighs, lean: live ones    gsi4pk = WS#{ws}#P#{projectId}#S#{type|other|attention}
           by type when their type has a section (packing.context_section; `other` for the rest), and those needing
           attention apart (the same as GSI3's: get_context lists the newest of them as conflicts)
+    GSI5  notes by ref (domain.refs.note_ref), every   gsi5pk = WS#{ws}#REF#{ref}, no sort key, keys only
+          note whose id has one (tombstones too: a ref resolves as its id does); `ids_with_ref` reads the note ids
+          from the projected `pk`
 
 GSI1-3 project every attribute; GSI4 only what get_context shows (LEAN_ATTRIBUTES: the start of the body as
 `excerpt`, not the body), so get_context reads under a kilobyte a candidate whatever the bodies weigh, one Query per
@@ -44,9 +48,12 @@ get_context reads it through GSI2 until `notewell reindex --stack` rewrites its 
 partition (`contextIndexed`, layout 1) has old disputed notes among its sections: get_context reads its conflicts
 from GSI3 until the same command moves them. One made before layout 4 (model.TYPE_PARTITION_LAYOUT) keeps older
 notes in a partition per section: get_context reads those beside the type partitions until the command moves them.
+One made before layout 5 (model.REF_LAYOUT) holds notes without `gsi5pk`: a ref finds them only once the same command
+rewrites them.
 
-GSI2, GSI3 and GSI4 are sparse: `note_to_item` alone derives their keys from the note, and every note write Puts the
-whole item, so a key the note no longer earns (deleted, fixed, moved to another type) leaves with it.
+GSI2, GSI3, GSI4 and GSI5 are sparse: `note_to_item` alone derives their keys from the note, and every note write
+Puts the whole item, so a key the note no longer earns (deleted, fixed, moved to another type) leaves with it. GSI5's
+key never changes (the id does not), so only notes whose id has no ref (imported ones of another shape) lack it.
 
 Anchor pointers: a note anchored to a file has a pointer per anchored path in its project's ANCHOR partition, sorted
 by path, so `anchored_notes` finds the notes anchored to a file, or to files under a directory, with one Query
@@ -77,7 +84,7 @@ A project whose head was made after it had notes (written by a version without t
 and keeps the (updatedAt, id) feed with its horizon.
 
 Reads of the table are strongly consistent; the GSIs (`project_notes`, `notes_by_type`, `conflicted_notes`,
-`changes_after`) are eventually consistent. Nothing scans.
+`changes_after`, `ids_with_ref`) are eventually consistent. Nothing scans.
 Vendor errors become `notewell.domain.errors` here: throttling, 5xx and timeouts left after botocore's own
 retries are `UnavailableError` (503 with a retry hint), oversize items `TooLargeError`.
 """
@@ -129,6 +136,7 @@ from notewell.domain.model import (
     SequencedScan,
     Workspace,
 )
+from notewell.domain.refs import note_ref
 from notewell.ports import (
     ABSENT,
     ANCHOR_LOOKUP,
@@ -165,6 +173,7 @@ GSI1 = "GSI1"  # a project's notes (the feed)
 GSI2 = "GSI2"  # a project's live notes of one type and status
 GSI3 = "GSI3"  # a project's live notes that need attention
 GSI4 = "GSI4"  # a project's live notes by context section, lean
+GSI5 = "GSI5"  # a workspace's notes by ref, keys only
 OTHER_PARTITION = "other"  # GSI4's partition of settled live notes in no section
 ATTENTION_PARTITION = "attention"  # GSI4's partition of notes needing attention (packing.needs_attention)
 # What GSI4 projects besides the keys (template.yaml lists the same): enough for item_to_lean_note.
@@ -369,6 +378,18 @@ def attention_pk(workspace_id: str, project_id: str) -> str:
     return f"{feed_pk(workspace_id, project_id)}#ATTN"
 
 
+def ref_pk(workspace_id: str, ref: str) -> str:
+    return f"WS#{_part(workspace_id)}#REF#{_part(ref)}"
+
+
+def note_id_of_pk(workspace_id: str, pk: str) -> str:
+    """The note id a note item's `pk` (note_pk) names."""
+    prefix = f"WS#{_part(workspace_id)}#N#"
+    if not pk.startswith(prefix):
+        raise ValueError(f"{pk!r} is not the key of a note of workspace {workspace_id}")
+    return pk.removeprefix(prefix)
+
+
 def usage_sk(period: str) -> str:
     return f"{USAGE_PREFIX}{_part(period)}"
 
@@ -541,9 +562,10 @@ def _item_anchor(fields: Mapping[str, AttributeValueTypeDef]) -> Anchor:
 
 
 def note_to_item(note: Note) -> Item:
-    """The current state of a note, with its place in the project feed (GSI1) and, while it earns them, in the
-    type-and-status index (GSI2: live notes) and the needs-attention index (GSI3). The one place deriving index keys:
-    commits Put whole items, so keys absent here are removed from the stored note."""
+    """The current state of a note, with its place in the project feed (GSI1), by its ref when its id has one
+    (GSI5) and, while it earns them, in the type-and-status index (GSI2: live notes), the needs-attention index
+    (GSI3) and the lean context index (GSI4). The one place deriving index keys: commits Put whole items, so keys
+    absent here are removed from the stored note."""
     if note.full_size is not None:
         raise ValueError(f"note {note.id} was read lean (the start of its body only); it cannot be written")
     item: Item = {
@@ -568,6 +590,8 @@ def note_to_item(note: Note) -> Item:
         partition = note.type.value if packing.context_section(note) is not None else OTHER_PARTITION
         item["gsi4pk"] = _s(section_pk(note.workspace_id, note.project_id, partition))
         item["gsi4sk"] = _s(lean_sk(note))
+    if (ref := note_ref(note.id)) is not None:  # deleted notes too: a ref names what its id names
+        item["gsi5pk"] = _s(ref_pk(note.workspace_id, ref))
     return item
 
 
@@ -1462,6 +1486,19 @@ class DynamoDBStore:
                 note = item_to_note(item)
                 found[note.id] = note
         return found
+
+    def ids_with_ref(self, workspace_id: str, ref: str, *, limit: int) -> list[str]:
+        """One GSI5 Query (more pages only past 1 MB of keys, thousands of notes): the index has no sort key, so
+        when more than `limit` notes share the ref, which `limit` of them come back is the index's choice."""
+        if limit < 1:
+            return []
+        params: QueryInputTypeDef = {
+            "TableName": self._table,
+            "IndexName": GSI5,
+            "KeyConditionExpression": "gsi5pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(ref_pk(workspace_id, ref))},
+        }
+        return sorted(note_id_of_pk(workspace_id, _get_str(item, "pk")) for item in self._query(params, limit=limit))
 
     def commit(
         self,

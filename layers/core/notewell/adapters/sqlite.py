@@ -45,6 +45,7 @@ from notewell.domain.model import (
     SequencedScan,
     Workspace,
 )
+from notewell.domain.refs import REF_CHARS, note_ref
 from notewell.ports import (
     ABSENT,
     ANY,
@@ -140,6 +141,9 @@ _SCHEMA = (
     # Notewell ignores, so the schema version stays.
     f"""CREATE INDEX IF NOT EXISTS notes_by_start
         ON notes (workspace_id, project_id, substr(body, 1, {BODY_PREFIX_CHARS})) WHERE deleted_at IS NULL""",
+    # Notes by ref (domain/refs.py, the last characters of the id): a tool given a ref finds its notes in one seek.
+    # An index an older Notewell ignores, so the schema version stays.
+    f"""CREATE INDEX IF NOT EXISTS notes_by_ref ON notes (workspace_id, substr(id, -{REF_CHARS}))""",
     # Only the live notes that need attention (partial): `conflicted_notes` reads `limit` entries, whatever the size.
     f"""CREATE INDEX IF NOT EXISTS notes_needing_attention
         ON notes (workspace_id, project_id, updated_at DESC, id DESC) WHERE {_NEEDS_ATTENTION}""",
@@ -276,6 +280,7 @@ _NOTE_MARKS = ", ".join("?" * len(_NOTE_COLUMNS.split(", ")))
 
 _SELECT_NOTE = f"SELECT {_NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND id = ?"
 _SELECT_NOTES = f"SELECT {_NOTE_COLUMNS} FROM notes WHERE workspace_id = ? AND id IN (SELECT value FROM json_each(?))"
+_SELECT_REF = f"SELECT id FROM notes WHERE workspace_id = ? AND substr(id, -{REF_CHARS}) = ? ORDER BY id"
 _SELECT_VERSION = "SELECT version FROM notes WHERE workspace_id = ? AND id = ?"
 _INSERT_NOTE = f"INSERT INTO notes ({_NOTE_COLUMNS}) VALUES ({_NOTE_MARKS}) ON CONFLICT DO NOTHING"
 # The key (workspace_id, id) is not rewritten: parameters are `_note_params(note)[2:]`, then the condition.
@@ -1040,6 +1045,10 @@ class SqliteStore:
             return {}
         rows = self.connection().execute(_SELECT_NOTES, (workspace_id, _json(list(note_ids))))
         return {note.id: note for note in map(_note_from_row, rows)}
+
+    def ids_with_ref(self, workspace_id: str, ref: str, *, limit: int) -> list[str]:
+        rows = self.connection().execute(_SELECT_REF, (workspace_id, ref))
+        return [note_id for (note_id,) in rows if note_ref(note_id) == ref][:limit]
 
     def commit(
         self,

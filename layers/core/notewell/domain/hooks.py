@@ -342,9 +342,9 @@ QUERY_CHARS = 500  # get_context's query limit (services/context.py MAX_QUERY_CH
 PROMPT_LEAD = (
     "Notewell's notes on this request (the project's context searched with it, less what the session start showed):"
 )
-# A listed note's line (packing.entry_line, pointer_line, conflict_line): its id, a date in recent changes, bracketed
-# marks and flags, then what it says.
-_ENTRY = re.compile(r"^- (n_[0-9A-Za-z]+)(?: \d{4}-\d{2}-\d{2})?((?: \[[^\]]*\])*) ?(.*)$")
+# A listed note's line (packing.entry_line, pointer_line, conflict_line): its ref (or id), a date in recent changes,
+# bracketed marks and flags, then what it says.
+_ENTRY = re.compile(r"^- (n_[0-9A-Za-z]+|[0-9A-Z]{6})(?: \d{4}-\d{2}-\d{2})?((?: \[[^\]]*\])*) ?(.*)$")
 _STALE = "re-check]"  # the end of a freshness mark (freshness.stale_mark), the one bracket that changes the reading
 _HEADING = "## "
 

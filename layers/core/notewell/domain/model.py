@@ -31,9 +31,10 @@ class NoteStatus(StrEnum):
 
 
 # The layout of a store's lean context index that new projects start in (Project.context_index).
-CONTEXT_INDEX_LAYOUT = 4
+CONTEXT_INDEX_LAYOUT = 5
 ATTENTION_LAYOUT = 2  # the first layout with the notes needing attention apart
 TYPE_PARTITION_LAYOUT = 4  # the first layout with a section's notes apart by type
+REF_LAYOUT = 5  # the first layout with every note findable by its ref (domain/refs.py)
 
 
 class Plan(StrEnum):
@@ -66,8 +67,9 @@ class Project:
     # before a layout existed hold notes without its keys until `notewell reindex --stack` upgrades them; other
     # stores: always the current one). 0: none; 1: by section; 2 (ATTENTION_LAYOUT): by section, with the notes
     # needing attention apart; 3: and every anchored note findable by its paths (DynamoDB's anchor pointers, which
-    # notes anchored before them gain when reindexed); 4 (TYPE_PARTITION_LAYOUT, CONTEXT_INDEX_LAYOUT): a section's
-    # notes kept apart by type, so each type's newest are read whatever the other types hold.
+    # notes anchored before them gain when reindexed); 4 (TYPE_PARTITION_LAYOUT): a section's notes kept apart by
+    # type, so each type's newest are read whatever the other types hold; 5 (REF_LAYOUT, CONTEXT_INDEX_LAYOUT): every
+    # note findable by its ref (DynamoDB's GSI5).
     context_index: int = CONTEXT_INDEX_LAYOUT
     # The project's branch record (domain/branches.py): notes written on a merged branch count as the default
     # branch's, so a merge is one write here, never a rewrite of the branch's notes.

@@ -18,6 +18,7 @@ from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.freshness import stale_mark
 from notewell.domain.lines import said_once
 from notewell.domain.model import Note, NoteStatus, NoteType
+from notewell.domain.refs import name_of, note_ref
 from notewell.domain.rules import (
     LEAN_BODY_CHARS,
     TOKENIZER_MARGIN,
@@ -390,8 +391,10 @@ def resolve_budget(max_tokens: int | None, project_default: int | None, detail: 
 
 
 POINTER_TITLE_CHARS = 60
-# At most this share of what is left after the header and conflicts is held back for listing omitted ids.
-OMITTED_SHARE = 0.4
+# At most this share of what is left after the header and conflicts is held back for listing omitted notes. A ref
+# costs a quarter of an id, so a tenth lists about as many as 0.4 did by id: a bare name gives an agent nothing to
+# choose by, and the rest of the budget goes to what notes say (the full list is in meta.omittedIds).
+OMITTED_SHARE = 0.1
 MIXED_SECTIONS = (Section.RELEVANT, Section.RECENT_CHANGES)  # sections whose entries show their type
 
 
@@ -399,11 +402,13 @@ MIXED_SECTIONS = (Section.RELEVANT, Section.RECENT_CHANGES)  # sections whose en
 
 
 def entry_line(
-    note: Note, section: Section, excerpt_chars: int, focus: frozenset[str] = frozenset(), mark: str | None = None
-) -> str:
-    """`- id [mark] [flags] title: excerpt`, saying each thing once: no excerpt that repeats the title, no status
+    note: Note, section: Section, excerpt_chars: int, focus: frozenset[str] = frozenset(), mark: str | None = None,
+    name: str | None = None,
+) -> str:  # fmt: skip
+    """`- ref [mark] [flags] title: excerpt`, saying each thing once: no excerpt that repeats the title, no status
     unless it is not current, the type only where a section mixes types, the date only for recent changes. `mark`:
-    freshness.stale_mark, first after the id, so a note whose code changed is never read as settled."""
+    freshness.stale_mark, first after the ref, so a note whose code changed is never read as settled. `name`: how the
+    note is named, when not by its ref (refs.name_of): see names_in."""
     flags: list[str] = []
     if section in MIXED_SECTIONS:
         flags.append(note.type.value)
@@ -417,21 +422,35 @@ def entry_line(
     marks = f" [{', '.join(flags)}]" if flags else ""
     shown = note_excerpt(note, excerpt_chars, focus)
     text = said_once(note.title, shown)
-    return f"- {note.id}{date}{_stale(mark)}{marks} {text}"
+    return f"- {name or name_of(note.id)}{date}{_stale(mark)}{marks} {text}"
 
 
 def _stale(mark: str | None) -> str:
     return f" {mark}" if mark else ""
 
 
-def pointer_line(note: Note, mark: str | None = None) -> str:
-    return f"- {note.id}{_stale(mark)} {excerpt(note.title, POINTER_TITLE_CHARS)}"
+def pointer_line(note: Note, mark: str | None = None, name: str | None = None) -> str:
+    return f"- {name or name_of(note.id)}{_stale(mark)} {excerpt(note.title, POINTER_TITLE_CHARS)}"
 
 
-def conflict_line(entry: ConflictEntry, *, full: bool, mark: str | None = None) -> str:
+def conflict_line(entry: ConflictEntry, *, full: bool, mark: str | None = None, name: str | None = None) -> str:
+    named = name or name_of(entry.note.id)
     if not full:
-        return f"- {entry.note.id}{_stale(mark)} [{entry.kind}]"
-    return f"- {entry.note.id}{_stale(mark)} [{entry.kind}] {entry.note.title}: {entry.message}"
+        return f"- {named}{_stale(mark)} [{entry.kind}]"
+    return f"- {named}{_stale(mark)} [{entry.kind}] {entry.note.title}: {entry.message}"
+
+
+def names_in(notes: Iterable[Note], *, by_ref: bool = True) -> dict[str, str]:
+    """How one answer names each of `notes`: by ref (refs.py), or by id where two of them share a ref, so that no
+    name in the answer is ambiguous (a ref shared with a note the answer does not show is refused by the tool that
+    gets it, with the ids). `by_ref` False: every note by id (a store that cannot resolve the project's refs yet)."""
+    ids = {note.id for note in notes}
+    refs = Counter(note_ref(note_id) for note_id in ids)
+    named: dict[str, str] = {}
+    for note_id in ids:
+        ref = note_ref(note_id) if by_ref else None
+        named[note_id] = ref if ref is not None and refs[ref] == 1 else note_id
+    return named
 
 
 SECTION_HEADINGS = {
@@ -473,9 +492,11 @@ class _Slot:
     line: str = ""
     id_cost: int = 0  # what listing its id under "Omitted" costs
     mark: str | None = None  # freshness.stale_mark of its note, when its code changed or went
+    name: str = ""  # how the answer names it (names_in)
 
     def __post_init__(self) -> None:
-        self.id_cost = line_cost(" " + self.note.id)
+        self.name = self.name or name_of(self.note.id)
+        self.id_cost = line_cost(" " + self.name)
 
 
 def _render(
@@ -495,7 +516,7 @@ def _render(
     listed: dict[str, list[str]] = {}
     for slot in omitted:
         if slot.form == "listed":
-            listed.setdefault(slot.label, []).append(slot.note.id)
+            listed.setdefault(slot.label, []).append(slot.name)
     unlisted = sum(1 for slot in omitted if slot.form == "counted")
     if listed or unlisted or beyond:
         lines.append(OMITTED_HEADING)
@@ -565,11 +586,12 @@ def pack(
     focus: frozenset[str] = frozenset(),
     verdicts: Mapping[str, NoteVerdict] | None = None,
     relevant_first: bool = False,
+    by_ref: bool = True,
 ) -> PackedContext:
     """Fill the answer within `budget` (see _pack_at). With a query, at the level's excerpt length; without one, at
     the longest of BREADTH_STEPS that shows the most standing notes with their text. `verdicts`: the freshness of
     judged notes by id (stale ones are marked); `relevant_first`: the relevant section leads even without a query
-    (see priority)."""
+    (see priority); `by_ref`: name notes by ref (names_in)."""
     level = DETAIL_LEVELS[detail].excerpt_chars
     steps = (
         [level] if has_query else sorted({max(MIN_EXCERPT_CHARS, int(level * f)) for f in BREADTH_STEPS}, reverse=True)
@@ -579,7 +601,7 @@ def pack(
         packed = _pack_at(
             excerpt_chars, budget=budget, detail=detail, summary=summary, instructions=instructions,
             conflicts=conflicts, sections=sections, has_query=has_query, project=project, notice=notice,
-            beyond=beyond, focus=focus, verdicts=verdicts or {}, relevant_first=relevant_first,
+            beyond=beyond, focus=focus, verdicts=verdicts or {}, relevant_first=relevant_first, by_ref=by_ref,
         )  # fmt: skip
         standing = sum(
             1 for _, entries in packed.sections for e in entries if "excerpt" in e and e["type"] in _STANDING_VALUES
@@ -611,6 +633,7 @@ def _pack_at(
     focus: frozenset[str] = frozenset(),
     verdicts: Mapping[str, NoteVerdict],
     relevant_first: bool = False,
+    by_ref: bool = True,
 ) -> PackedContext:
     """Fill the answer within `budget`, charged on its rendered text (`PackedContext.text`), excerpts of
     `excerpt_chars`.
@@ -622,6 +645,9 @@ def _pack_at(
     how many. Every candidate is accounted for: shown, listed or counted.
     """
     packed = PackedContext(budget=budget, detail=detail, header={})
+    names = names_in(
+        [c.note for c in conflicts] + [c.note for _, candidates in sections for c in candidates], by_ref=by_ref
+    )
     marks = {note_id: mark for note_id, verdict in verdicts.items() if (mark := stale_mark(verdict))}
     limit = int(budget * (1 - TOKENIZER_MARGIN))
     # The fixed parts: the title line, the notice, the headings and the "N more" line that may be needed.
@@ -639,8 +665,9 @@ def _pack_at(
     if conflicts:
         remaining -= line_cost(CONFLICTS_HEADING)
     for conflict in conflicts:
+        name = names.get(conflict.note.id)
         for full in (True, False):
-            line = conflict_line(conflict, full=full, mark=marks.get(conflict.note.id))
+            line = conflict_line(conflict, full=full, mark=marks.get(conflict.note.id), name=name)
             if line_cost(line) <= remaining:
                 conflict_lines.append(line)
                 remaining -= line_cost(line)
@@ -652,7 +679,7 @@ def _pack_at(
                 packed.selected += 1
                 break
         else:  # listed with the omitted ahead of every section's notes
-            slot = _Slot(Section.CONSTRAINTS, conflict.note, "conflicts")
+            slot = _Slot(Section.CONSTRAINTS, conflict.note, "conflicts", name=names.get(conflict.note.id, ""))
             label = 0 if conflict_slots else line_cost("conflicts:")
             if slot.id_cost + label <= remaining:
                 slot.form = "listed"
@@ -671,7 +698,7 @@ def _pack_at(
             remaining -= line_cost(f"{key.capitalize()}: {value}")
 
     slots = [
-        _Slot(section, c.note, section.value, mark=marks.get(c.note.id))
+        _Slot(section, c.note, section.value, mark=marks.get(c.note.id), name=names.get(c.note.id, ""))
         for section, c in priority(
             sections, has_query=has_query, shown_apart={c.note.id for c in conflicts}, relevant_first=relevant_first
         )
@@ -693,10 +720,10 @@ def _pack_at(
         heading = 0 if slot.section in headed else heading_cost[slot.section]
         if free > heading + slot.id_cost:  # else not even a pointer fits: skip building lines
             chars = reading_chars(slot.note, slot.section, excerpt_chars, has_query=has_query)
-            form, line = "full", entry_line(slot.note, slot.section, chars, focus, slot.mark)
+            form, line = "full", entry_line(slot.note, slot.section, chars, focus, slot.mark, slot.name)
             cost = line_cost(line)
             if cost + heading > free:
-                form, line = "pointer", pointer_line(slot.note, slot.mark)
+                form, line = "pointer", pointer_line(slot.note, slot.mark, slot.name)
                 cost = line_cost(line)
             if cost + heading <= free:
                 slot.form, slot.line = form, line
@@ -723,7 +750,7 @@ def _pack_at(
             break
         last = placed[-1]
         last.form = {"full": "pointer", "pointer": "listed", "listed": "counted"}[last.form]
-        last.line = pointer_line(last.note, last.mark) if last.form == "pointer" else last.line
+        last.line = pointer_line(last.note, last.mark, last.name) if last.form == "pointer" else last.line
 
     entries_by_section: dict[Section, list[dict[str, object]]] = {}
     for slot in slots:

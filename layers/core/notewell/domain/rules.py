@@ -49,8 +49,8 @@ def check_project_slug(project: str) -> str:
 def check_note_id(note_id: str) -> str:
     if not isinstance(note_id, str) or not _NOTE_ID.fullmatch(note_id):
         raise InvalidArgumentError(
-            f"{note_id!r} is not a note id; ids look like 'n_01JD…' (26 characters after 'n_'), "
-            "as returned by search_notes or get_context."
+            f"{note_id!r} is not a note id; ids look like 'n_01JD…' (26 characters after 'n_'), refs like 'Q4MF2A' "
+            "(6 characters), as returned by search_notes or get_context."
         )
     return note_id
 

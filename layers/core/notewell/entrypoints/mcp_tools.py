@@ -92,7 +92,7 @@ P = ParamSpec("P")
 
 ProjectArg = Annotated[str, Field(description="Project slug.")]
 FirstProjectArg = Annotated[str, Field(description="Project slug, e.g. 'billing-api'.")]  # where an agent starts
-NoteIdArg = Annotated[str, Field(description="Note id.")]
+NoteIdArg = Annotated[str, Field(description="Note id or ref.")]
 ExpectedVersionArg = Annotated[
     int | None,
     Field(description="Version you read (409 if changed).", ge=1),
@@ -364,7 +364,7 @@ def build_server(services: Services) -> MCPServer:
     ) -> ContextOut:
         """START HERE for project work: the project's current state within a token budget (conflicts first,
         constraints, decisions, failed approaches, status, notes on query or files, open items, recent changes).
-        Fetch whole notes and omitted ids with get_notes."""
+        A note's ref works as its id; get_notes reads notes whole."""
         return ContextOut.of(
             services.context.get_context(
                 caller(), project, query=query, detail=Detail(detail), max_tokens=maxTokens,

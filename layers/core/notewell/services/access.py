@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from notewell.domain import rules
-from notewell.domain.errors import ForbiddenError, NotFoundError
+from notewell.domain.errors import ForbiddenError, InvalidArgumentError, NotFoundError
 from notewell.domain.model import Note, Principal, Project
+from notewell.domain.refs import parse_ref
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -66,6 +67,30 @@ def writable_project(
             updated_at=now,
         )
     )
+
+
+MAX_REF_MATCHES = 10  # notes one ref may name before it is refused as ambiguous anyway: a bounded read
+
+
+def note_id_of(deps: Deps, principal: Principal, value: str) -> str:
+    """The note id `value` names: itself, or the one note with that ref (domain/refs.py) the principal may see.
+
+    Raises:
+        InvalidArgumentError: neither an id nor a ref, or a ref several such notes share (it names their ids).
+        NotFoundError: no note the principal may see has that ref (nothing said about notes it may not see).
+    """
+    ref = parse_ref(value) if isinstance(value, str) else None
+    if ref is None:
+        return rules.check_note_id(value)
+    ids = deps.store.ids_with_ref(principal.workspace_id, ref, limit=MAX_REF_MATCHES)
+    if len(ids) > 1 or principal.project_id is not None:  # only the caller's notes count, also for ambiguity
+        found = deps.store.get_notes(principal.workspace_id, ids)
+        ids = [note_id for note_id in ids if note_id in found and may_see(principal, found[note_id])]
+    if not ids:
+        raise NotFoundError(f"No note has the ref {ref}; get_context and search_notes name the notes that exist.")
+    if len(ids) > 1:
+        raise InvalidArgumentError(f"The ref {ref} names {len(ids)} notes ({', '.join(ids)}); pass the whole id.")
+    return ids[0]
 
 
 def visible_note(deps: Deps, principal: Principal, note_id: str, *, allow_deleted: bool = False) -> Note:

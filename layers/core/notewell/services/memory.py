@@ -156,9 +156,7 @@ class MemoryService:
         rules.check_importance(request.importance)
         if request.status is NoteStatus.SUPERSEDED:
             raise InvalidArgumentError("A note becomes 'superseded' only through supersedes on its replacement.")
-        superseded = list(dict.fromkeys(request.supersedes))
-        for old_id in superseded:
-            rules.check_note_id(old_id)
+        superseded = list(dict.fromkeys(self._notes.note_ids(principal, request.supersedes)))
         request = replace(request, anchors=rules.check_anchors(request.anchors))
         if request.branch is not None:
             rules.check_branch(request.branch)

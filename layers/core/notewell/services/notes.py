@@ -37,7 +37,15 @@ from notewell.domain.model import (
 from notewell.domain.plans import UPGRADE_HINT, limits_for, smallest_note_chars
 from notewell.domain.portability import EXPORT_HORIZON
 from notewell.ports import IdempotencyKeyTakenError
-from notewell.services.access import Deps, may_see, require_write, visible_note, visible_project, writable_project
+from notewell.services.access import (
+    Deps,
+    may_see,
+    note_id_of,
+    require_write,
+    visible_note,
+    visible_project,
+    writable_project,
+)
 from notewell.services.metering import Meter, storage_deltas
 
 if TYPE_CHECKING:
@@ -144,6 +152,7 @@ class NoteService:
     # ----- reads -------------------------------------------------------------------------------------------
 
     def get(self, principal: Principal, note_id: str) -> NoteView:
+        note_id = self.note_id(principal, note_id)
         note = visible_note(self._deps, principal, note_id)
         return NoteView(note, self.slug(principal, note.project_id))
 
@@ -154,18 +163,18 @@ class NoteService:
             raise InvalidArgumentError(
                 f"get_notes takes at most {rules.MAX_GET_NOTES} ids ({len(note_ids)} given); split the call."
             )
-        unique = list(dict.fromkeys(note_ids))
-        for note_id in unique:
-            rules.check_note_id(note_id)
-        found = self._deps.store.get_notes(principal.workspace_id, unique)
+        named = {asked: self._named(principal, asked) for asked in dict.fromkeys(note_ids)}  # id or ref: its id
+        found = self._deps.store.get_notes(principal.workspace_id, [i for i in named.values() if i is not None])
         views: list[NoteView] = []
         missing: list[str] = []
         slugs: dict[str, str] = {}
-        for note_id in unique:
-            note = found.get(note_id)
+        for asked, note_id in named.items():
+            note = found.get(note_id) if note_id is not None else None
             if note is None or note.is_deleted or not may_see(principal, note):
-                missing.append(note_id)
+                missing.append(asked)
                 continue
+            if any(view.note.id == note.id for view in views):
+                continue  # asked for by id and by ref: one note
             if note.project_id not in slugs:
                 slugs[note.project_id] = self.slug(principal, note.project_id)
             views.append(NoteView(note, slugs[note.project_id]))
@@ -174,6 +183,7 @@ class NoteService:
     def revisions(
         self, principal: Principal, note_id: str, *, limit: int = 20, cursor: str | None = None
     ) -> RevisionPage:
+        note_id = self.note_id(principal, note_id)
         note = visible_note(self._deps, principal, note_id, allow_deleted=True)
         if not 1 <= limit <= 100:
             raise InvalidArgumentError(f"limit {limit} is out of range; use 1 to 100.")
@@ -191,6 +201,7 @@ class NoteService:
         return RevisionPage(note, page, str(page[-1].version) if more and page else None)
 
     def revision(self, principal: Principal, note_id: str, version: int) -> Note:
+        note_id = self.note_id(principal, note_id)
         note = visible_note(self._deps, principal, note_id, allow_deleted=True)
         if version == note.version:
             return note
@@ -234,14 +245,12 @@ class NoteService:
         rules.check_importance(importance)
         _check_client_status(status)
         note_id = self._deps.ids.note_id()
-        clean_links = rules.check_links(links, own_id=note_id)
-        superseded_ids = list(dict.fromkeys(supersedes))
+        clean_links = rules.check_links(self.links_of(principal, links), own_id=note_id)
+        superseded_ids = list(dict.fromkeys(self.note_ids(principal, supersedes)))
         if len(superseded_ids) > rules.MAX_SUPERSEDES:
             raise InvalidArgumentError(
                 f"A note can supersede at most {rules.MAX_SUPERSEDES} notes at once; split the change."
             )
-        for old_id in superseded_ids:
-            rules.check_note_id(old_id)
 
         hashed = None
         if idempotency_key is not None:
@@ -310,6 +319,7 @@ class NoteService:
         self, principal: Principal, note_id: str, changes: NoteChanges, *, expected_version: int | None = None
     ) -> NoteView:
         require_write(principal)
+        note_id = self.note_id(principal, note_id)
         if changes == NoteChanges():  # an empty edit would still cost a version and a revision
             raise InvalidArgumentError(
                 "Nothing to change: send at least one of title, body, type, status, tags, links, importance, "
@@ -322,7 +332,9 @@ class NoteService:
         if changes.tags is not None:
             rules.check_tags(changes.tags)
         if changes.links is not None:
-            rules.check_links(changes.links, own_id=note_id)
+            links = self.links_of(principal, changes.links)
+            rules.check_links(links, own_id=note_id)
+            changes = replace(changes, links=links)
         if changes.importance is not None:
             rules.check_importance(changes.importance)
         if changes.status is not None:
@@ -354,8 +366,7 @@ class NoteService:
                 raise InvalidArgumentError(
                     f"A note can supersede at most {rules.MAX_SUPERSEDES} notes at once; split the change."
                 )
-            for old_id in changes.supersedes:
-                rules.check_note_id(old_id)
+            changes = replace(changes, supersedes=self.note_ids(principal, changes.supersedes))
         return self._edit(principal, note_id, apply, expected_version=expected_version, extra_writes=supersede)
 
     def patch(
@@ -369,6 +380,7 @@ class NoteService:
         expected_version: int | None = None,
     ) -> NoteView:
         require_write(principal)
+        note_id = self.note_id(principal, note_id)
         if mode is PatchMode.REPLACE:
             if not find:
                 raise InvalidArgumentError("mode 'replace' needs find: the exact text to replace.")
@@ -402,6 +414,7 @@ class NoteService:
 
     def delete(self, principal: Principal, note_id: str, *, expected_version: int | None = None) -> NoteView:
         require_write(principal)
+        note_id = self.note_id(principal, note_id)
         current = visible_note(self._deps, principal, note_id, allow_deleted=True)
         if current.is_deleted:
             if expected_version is not None and expected_version != current.version:
@@ -417,6 +430,7 @@ class NoteService:
 
     def restore(self, principal: Principal, note_id: str) -> NoteView:
         require_write(principal)
+        note_id = self.note_id(principal, note_id)
         current = visible_note(self._deps, principal, note_id, allow_deleted=True)
         if not current.is_deleted:
             return NoteView(current, self.slug(principal, current.project_id))
@@ -427,6 +441,7 @@ class NoteService:
     def anchor(self, principal: Principal, note_id: str, anchors: Sequence[Anchor]) -> NoteView:
         """Add anchors to a note, each replacing the one it has of the same key (Anchor.key), as one new version."""
         require_write(principal)
+        note_id = self.note_id(principal, note_id)
         added = rules.check_anchors(anchors)
         if not added:
             raise InvalidArgumentError("No anchor given; name a file, lines or a symbol to anchor the note to.")
@@ -458,6 +473,25 @@ class NoteService:
             if not scan.more or scan.position is None or scan.position == position:
                 return found
             position = scan.position
+
+    # ----- note ids and refs -------------------------------------------------------------------------------
+
+    def note_id(self, principal: Principal, value: str) -> str:
+        """The id a tool argument names: an id as it is, a ref resolved (access.note_id_of)."""
+        return note_id_of(self._deps, principal, value)
+
+    def note_ids(self, principal: Principal, values: Sequence[str]) -> tuple[str, ...]:
+        return tuple(self.note_id(principal, value) for value in values)
+
+    def links_of(self, principal: Principal, links: Sequence[Link]) -> tuple[Link, ...]:
+        return tuple(replace(link, target=self.note_id(principal, link.target)) for link in links)
+
+    def _named(self, principal: Principal, value: str) -> str | None:
+        """get_notes' reading of one value: its id, or None for a ref no visible note has (listed as missing)."""
+        try:
+            return self.note_id(principal, value)
+        except NotFoundError:
+            return None
 
     # ----- internals ---------------------------------------------------------------------------------------
 
