@@ -25,6 +25,7 @@ from notewell.domain.rules import (
     estimate_tokens,
     estimate_tokens_whole,
     excerpt,
+    flat_reach,
     flat_start,
     lean_text,
     one_line,
@@ -313,7 +314,7 @@ def without_asides(body: str, limit: int) -> str:
     read lean give the same excerpt; past that the caller reads notes whole."""
     lean = limit <= LEAN_BODY_CHARS
     read = lean_text(body) if lean else flat_start(body, limit)
-    goes_on = len(read) > LEAN_BODY_CHARS if lean else len(body) > limit * 4 + 64  # what flat_start reads
+    goes_on = len(read) > LEAN_BODY_CHARS if lean else len(body) > flat_reach(limit)
     parts = read.split("`")  # odd parts are code spans: "`f (x)`" stays whole
     brief = one_line("`".join(p if i % 2 else _ASIDE.sub("", p) for i, p in enumerate(parts)))
     if not brief:

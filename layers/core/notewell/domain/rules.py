@@ -321,8 +321,13 @@ def excerpt(text: str, limit: int = DEFAULT_EXCERPT_CHARS) -> str:
 
 def flat_start(text: str, limit: int) -> str:
     """Enough of the start of `text` for `limit` characters on one line (runs of spaces and breaks as one space):
-    only the start is read, never a whole body."""
-    return one_line(text[: limit * 4 + 64])
+    only the start is read (flat_reach), never a whole body."""
+    return one_line(text[: flat_reach(limit)])
+
+
+def flat_reach(limit: int) -> int:
+    """How far into a text flat_start reads for `limit` characters: room for runs of spaces it folds."""
+    return limit * 4 + 64
 
 
 def one_line(text: str) -> str:

@@ -72,7 +72,7 @@ class Alignment:
 def align(old_sentences: Sequence[str], new_sentences: Sequence[str]) -> list[Alignment]:
     """Each new sentence with the old sentence it shares most words with (none shared: not aligned)."""
     olds = [(text, tokens_of(text)) for text in old_sentences]
-    whole = {t.key for _, s in olds for t in s if t.kind == "word"} - {k for _, s in olds for k in _denied(s)}
+    whole = {t.key for _, s in olds for t in s if t.kind == "word"} - {k for _, s in olds for k in _denied_keys(s)}
     found: list[Alignment] = []
     for new_text in new_sentences:
         new = tokens_of(new_text)
@@ -83,9 +83,7 @@ def align(old_sentences: Sequence[str], new_sentences: Sequence[str]) -> list[Al
     return found
 
 
-def _aligned(
-    old_text: str, old_all: Sentence, new_text: str, new_all: Sentence, whole: frozenset[str] | set[str] = frozenset()
-) -> Alignment:
+def _aligned(old_text: str, old_all: Sentence, new_text: str, new_all: Sentence, whole: set[str]) -> Alignment:
     """The two sentences' spans; a new denial counts when it denies a word of this sentence, or a plain word the old
     text says undenied anywhere (a reason denied: "because of cost" / "… not for cost reasons but because …")."""
     old = tuple(t for t in old_all if t.kind != "negation")
@@ -101,10 +99,10 @@ def _aligned(
 def _frame_denials(sentence: Sentence, keys: set[str]) -> int:
     """Denials of the words both say: the word after a denial is one of the other text's `keys`. A denial inside
     added detail ("… has no imports from adapters/") denies the detail, not the old claim."""
-    return sum(key in keys for key in _denied(sentence))
+    return sum(key in keys for key in _denied_keys(sentence))
 
 
-def _denied(sentence: Sentence) -> list[str]:
+def _denied_keys(sentence: Sentence) -> list[str]:
     """The key of the word after each denial."""
     return [next((t.key for t in sentence[at + 1 :] if t.kind != "negation"), "not")
             for at, token in enumerate(sentence) if token.kind == "negation"]  # fmt: skip
