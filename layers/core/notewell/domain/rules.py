@@ -377,6 +377,9 @@ def words(text: str) -> list[str]:
 _TOKEN_PIECE = re.compile(r"[A-Za-z0-9]*(?:[A-Za-z][0-9]|[0-9][A-Za-z])[A-Za-z0-9]*|[^\W\d_]+|\d+|\s+|[^\w\s]+|_")
 
 
+_IDEOGRAPHIC = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")  # kana, Han, Hangul
+
+
 def estimate_tokens(text: str) -> int:
     """The product's one token estimate (budgets, get_context's `spent`, metering).
 
@@ -421,7 +424,12 @@ def _count_tokens(text: str) -> int:
         if piece.isascii() and piece.isalnum() and not piece.isalpha() and not piece.isdigit():
             count += (len(piece) * 2 + 2) // 3  # mixed letters and digits: 1.5 characters a token
         elif first.isalpha():
-            count += 1 + (len(piece) - 1) // 8 if piece.isascii() else len(piece) // 2 + 1
+            if piece.isascii():
+                count += 1 + (len(piece) - 1) // 8
+            elif _IDEOGRAPHIC.match(piece):  # cl100k spends about 4 tokens on 3 Chinese or Japanese characters
+                count += (len(piece) * 4 + 2) // 3
+            else:
+                count += len(piece) // 2 + 1
         elif first.isdigit():
             count += (len(piece) + 2) // 3
         elif first.isspace():
