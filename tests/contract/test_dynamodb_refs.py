@@ -17,6 +17,7 @@ from notewell.domain.model import REF_LAYOUT, TYPE_PARTITION_LAYOUT, Note, NoteT
 from notewell.domain.refs import note_ref
 from notewell.entrypoints.cli import main
 from tests.support.dynamo import count_index_reads, dynamodb_store, table_spec
+from tests.support.mcp_harness import connect, make_app, make_keys, ok, running
 
 WS = "ws_refs"
 OTHER_WS = "ws_elsewhere"
@@ -147,3 +148,51 @@ def test_notes_from_before_the_ref_index_are_found_once_reindex_rewrites_them(
         assert f"- {kept_ref} " in services.context.get_context(me, "api").packed.text
         upgraded = store.get_project(me.workspace_id, "api")
         assert upgraded is not None and upgraded.context_index == REF_LAYOUT
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def set_layout(store: DynamoDBStore, workspace_id: str, project_id: str, layout: int) -> None:
+    """Rewind (or move) a project's recorded context-index layout, as a project made by an older Notewell has it."""
+    store.client.update_item(
+        TableName=store.table_name, Key={"pk": {"S": f"WS#{workspace_id}"}, "sk": {"S": f"PROJ#{project_id}"}},
+        UpdateExpression="SET contextIndex = :layout", ExpressionAttributeValues={":layout": {"N": str(layout)}},
+    )  # fmt: skip
+
+
+def names_in(text: str) -> list[str]:
+    """The name each note line of a search_notes or get_changes_since text opens with (`- name ...`)."""
+    return [line.split(" ", 2)[1] for line in text.splitlines() if line.startswith("- ")]
+
+
+@pytest.mark.anyio
+async def test_search_and_changes_name_a_project_before_the_ref_index_by_id(tmp_path: Path) -> None:
+    """search_notes and get_changes_since name notes as get_context does: in a project of layout 4, whose older notes
+    a ref finds only once `notewell reindex --stack` rewrites them, by whole id; at REF_LAYOUT, by ref."""
+    with dynamodb_store() as store:
+        services = bootstrap(Settings(data_dir=tmp_path), store=store)
+        keys = make_keys(services)
+        async with running(make_app(services)) as app, connect(app, keys.full, "2026-07-28") as client:
+            kept = ok(await client.call_tool("create_note", {
+                "project": "api", "title": "Retries", "body": "Retries are capped at 3.",
+            }))["id"]  # fmt: skip
+
+            async def texts() -> list[list[str]]:
+                found = await client.call_tool("search_notes", {"project": "api", "query": "retries"})
+                changes = await client.call_tool("get_changes_since", {"project": "api"})
+                assert [hit["id"] for hit in ok(found)["results"]] == [kept]  # structuredContent: whole ids always
+                assert [change["id"] for change in ok(changes)["changes"]] == [kept]
+                return [names_in(result.content[0].text) for result in (found, changes)]  # type: ignore[union-attr]
+
+            project = store.get_project(keys.workspace, "api")
+            assert project is not None and project.context_index == REF_LAYOUT
+            assert await texts() == [[note_ref(kept)]] * 2
+
+            set_layout(store, keys.workspace, project.id, TYPE_PARTITION_LAYOUT)
+            assert await texts() == [[kept]] * 2  # no ref the tools cannot resolve
+
+            set_layout(store, keys.workspace, project.id, REF_LAYOUT)  # what reindex records once it has rewritten
+            assert await texts() == [[note_ref(kept)]] * 2

@@ -10,6 +10,7 @@ import pytest
 from notewell.adapters.system import FixedClock
 from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
+from notewell.domain.refs import note_ref
 from notewell.ports import Store
 from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
 
@@ -107,4 +108,5 @@ async def test_a_page_as_sent_fits_its_budget_and_its_cursor_is_short(
             page, text = ok(result), result.content[0].text  # type: ignore[union-attr]
             assert len(encoding.encode(text)) <= budget
             assert page["hasMore"] and f"cursor: {page['cursor']}\n" in text and len(page["cursor"]) <= 24
-            assert text.count("\n- n_") == len(page["changes"]) > 1
+            named = [line.split(" ", 2)[1] for line in text.splitlines() if line.startswith("- ")]
+            assert named == [note_ref(c["id"]) for c in page["changes"]] and len(named) > 1  # each by its ref

@@ -69,7 +69,7 @@ async def test_files_lead_and_check_freshness_marks_what_changed_in_every_era(se
         found = await client.call_tool("search_notes", {"project": "billing", "files": ["src/retry.py"]})
         listed = ok(found)
         assert listed["searchMode"] == "anchors" and [r["id"] for r in listed["results"]] == [anchored]
-        assert anchored in text_of(found)
+        assert f"- {name_of(anchored)} " in text_of(found)  # named by ref, as get_context names it
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import httpx2
 import pytest
 
+from notewell.domain.refs import note_ref
 from tests.support.mcp_harness import (
     MODES,
     Keys,
@@ -122,9 +123,8 @@ async def test_reads_are_lean_unless_bodies_are_asked_for_and_what_was_asked_for
         assert hit["id"] == note_id and "body" not in hit and hit["bodySize"] == len(long_body)
         assert hit["snippet"] and len(hit["snippet"]) < 300 and lean["searchMode"] == keyword_search_mode(services)
         lean_text = lean_result.content[0].text  # type: ignore[union-attr]
-        assert (
-            f"1 note in p ({lean['searchMode']})\n- {note_id} [note] Rate limits apply per tenant. detail" in lean_text
-        )
+        ref = note_ref(note_id)  # the text names a hit by ref, structuredContent by id
+        assert f"1 note in p ({lean['searchMode']})\n- {ref} [note] Rate limits apply per tenant. detail" in lean_text
         assert len(lean_text) < 400
         heavy_result = await client.call_tool("search_notes", {"project": "p", "query": "rate", "includeBody": True})
         assert ok(heavy_result)["results"][0]["body"] == long_body

@@ -1,8 +1,9 @@
 """One line per note, as a model reads it in a result's text: each thing said once.
 
-`- id [flags] title: excerpt`: flags only where they say something (the type where it is not implied, a status
-other than current), the excerpt alone when it starts by repeating the title (a derived title is the body's first
-words), times to the minute. Pure, so the services that budget a page charge exactly the line that is sent.
+`- ref [flags] title: excerpt`: the note named as its answer names it (refs.names: by ref, or by whole id), flags
+only where they say something (the type where it is not implied, a status other than current), the excerpt alone
+when it starts by repeating the title (a derived title is the body's first words), times to the minute. Pure, so the
+services that budget a page charge exactly the line that is sent.
 """
 
 from __future__ import annotations
@@ -46,12 +47,12 @@ def status_flag(status: str) -> str | None:
     return status if status != "current" else None
 
 
-def search_line(note_id: str, kind: str, status: str, title: str, snippet: str) -> str:
-    return f"- {note_id}{flags(kind, status_flag(status))} {said_once(title, snippet)}"
+def search_line(name: str, kind: str, status: str, title: str, snippet: str) -> str:
+    return f"- {name}{flags(kind, status_flag(status))} {said_once(title, snippet)}"
 
 
 def change_line(
-    note_id: str, change: str, version: int, updated_at: str, kind: str, status: str, title: str, excerpt: str
+    name: str, change: str, version: int, updated_at: str, kind: str, status: str, title: str, excerpt: str
 ) -> str:
-    head = f"- {note_id} {change} v{version} {minute(updated_at)}"
+    head = f"- {name} {change} v{version} {minute(updated_at)}"
     return f"{head}{flags(kind, status_flag(status))} {said_once(title, excerpt)}"

@@ -76,6 +76,12 @@ class Project:
     default_branch: str = "main"
     merged_branches: tuple[str, ...] = ()
 
+    @property
+    def named_by_ref(self) -> bool:
+        """Whether answers may name this project's notes by ref: only once its store finds them by ref (REF_LAYOUT;
+        before `notewell reindex --stack`, a DynamoDB project's older notes have no ref key)."""
+        return self.context_index >= REF_LAYOUT
+
 
 @dataclass(frozen=True, slots=True)
 class Link:

@@ -18,7 +18,7 @@ from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.freshness import stale_mark
 from notewell.domain.lines import said_once
 from notewell.domain.model import Note, NoteStatus, NoteType
-from notewell.domain.refs import name_of, note_ref
+from notewell.domain.refs import name_of, names
 from notewell.domain.rules import (
     LEAN_BODY_CHARS,
     TOKENIZER_MARGIN,
@@ -442,16 +442,9 @@ def conflict_line(entry: ConflictEntry, *, full: bool, mark: str | None = None, 
 
 
 def names_in(notes: Iterable[Note], *, by_ref: bool = True) -> dict[str, str]:
-    """How one answer names each of `notes`: by ref (refs.py), or by id where two of them share a ref, so that no
-    name in the answer is ambiguous (a ref shared with a note the answer does not show is refused by the tool that
-    gets it, with the ids). `by_ref` False: every note by id (a store that cannot resolve the project's refs yet)."""
-    ids = {note.id for note in notes}
-    refs = Counter(note_ref(note_id) for note_id in ids)
-    named: dict[str, str] = {}
-    for note_id in ids:
-        ref = note_ref(note_id) if by_ref else None
-        named[note_id] = ref if ref is not None and refs[ref] == 1 else note_id
-    return named
+    """How one answer names each of `notes` (refs.names): by ref, by id where two of them share a ref, every note by
+    id when `by_ref` is False (a store that cannot resolve the project's refs yet)."""
+    return names((note.id for note in notes), by_ref=by_ref)
 
 
 SECTION_HEADINGS = {

@@ -9,6 +9,11 @@ notes its caller can see and refuses an ambiguous one, naming the ids to use ins
 from __future__ import annotations
 
 import re
+from collections import Counter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 REF_CHARS = 6
 _NOTE_ID = re.compile(r"n_[0-9A-HJKMNP-TV-Z]{26}")  # what the store's id source makes: a ULID in Crockford base32
@@ -30,3 +35,16 @@ def parse_ref(value: str) -> str | None:
 def name_of(note_id: str) -> str:
     """How text names a note: its ref when it has one, else its id."""
     return note_ref(note_id) or note_id
+
+
+def names(note_ids: Iterable[str], *, by_ref: bool = True) -> dict[str, str]:
+    """How one answer names each of `note_ids`: by ref, or by id where two of them share a ref, so that no name in
+    the answer is ambiguous (a ref shared with a note the answer does not show is refused by the tool that gets it,
+    with the ids). `by_ref` False: every note by id (a store that cannot resolve the project's refs yet: a project
+    below model.REF_LAYOUT)."""
+    ids = set(note_ids)
+    if not by_ref:
+        return {note_id: note_id for note_id in ids}
+    refs = {note_id: note_ref(note_id) for note_id in ids}
+    shared = Counter(refs.values())
+    return {note_id: ref if ref is not None and shared[ref] == 1 else note_id for note_id, ref in refs.items()}

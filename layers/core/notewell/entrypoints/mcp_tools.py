@@ -44,7 +44,6 @@ from notewell.entrypoints.wire import (
     RememberResult,
     RevisionItem,
     RevisionList,
-    SearchItem,
     SearchResult,
     TagRenameOut,
     UsageOut,
@@ -643,13 +642,7 @@ def build_server(services: Services) -> MCPServer:
             notice = f"{notice} {bounded}" if notice else bounded
         elif notice is None and not outcome.hits:
             notice = "No note matches; try other words, fewer filters, or semantic: true."
-        return SearchResult(
-            project=project,
-            search_mode=outcome.mode.value,
-            results=[SearchItem.of(h, includeBody) for h in outcome.hits],
-            notice=notice,
-            other_branches=outcome.other_branches or None,
-        )
+        return SearchResult.of(outcome, project=project, include_body=includeBody, notice=notice)
 
     # ----- projects -----------------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from pydantic.alias_generators import to_camel
 
 from notewell.domain import rules
 from notewell.domain.lines import change_line, flags, minute, search_line, status_flag
+from notewell.domain.refs import names
 
 if TYPE_CHECKING:
     from notewell.domain.admission import Evidence
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from notewell.services.memory import CheckpointOutcome, RememberOutcome, Review
     from notewell.services.metering import UsageReport
     from notewell.services.notes import NoteView
+    from notewell.services.search import SearchOutcome
 
 
 class Wire(BaseModel):
@@ -241,14 +243,29 @@ class SearchResult(Wire):
     results: list[SearchItem]
     notice: str | None = Field(default=None, description="Why the result is empty, when it is.")
     other_branches: int | None = None  # matches of other unmerged branches left out; allBranches shows them
+    _by_ref: bool = PrivateAttr(default=False)  # the text names hits by ref (SearchOutcome.by_ref), else by id
+
+    @classmethod
+    def of(cls, outcome: SearchOutcome, *, project: str, include_body: bool, notice: str | None) -> SearchResult:
+        out = cls(
+            project=project,
+            search_mode=outcome.mode.value,
+            results=[SearchItem.of(h, include_body) for h in outcome.hits],
+            notice=notice,
+            other_branches=outcome.other_branches or None,
+        )
+        out._by_ref = outcome.by_ref
+        return out
 
     def as_text(self) -> str:
-        """One line a hit, best first: `- id [type] title: snippet` (a body, when asked for, whole below it)."""
+        """One line a hit, best first: `- ref [type] title: snippet` (a body, when asked for, whole below it); a
+        hit is named by its whole id where two hits share a ref, or where the project's refs do not resolve yet."""
         lines = [f"{_count(len(self.results), 'note')} in {self.project} ({self.search_mode})"]
         if self.notice:
             lines.append(self.notice)
+        named = names((hit.id for hit in self.results), by_ref=self._by_ref)
         for hit in self.results:
-            lines.append(search_line(hit.id, hit.type, hit.status, hit.title, hit.snippet))
+            lines.append(search_line(named[hit.id], hit.type, hit.status, hit.title, hit.snippet))
             if hit.body is not None:
                 lines.append(hit.body)
         return "\n".join(lines)
@@ -573,24 +590,27 @@ class ChangesOut(Wire):
     cursor: str = Field(description="Opaque; pass it back unchanged to continue after these changes.")
     retry_after: int | None = Field(default=None, description="Seconds until the newest changes can be served.")
     notice: str | None = None
+    _by_ref: bool = PrivateAttr(default=False)  # the text names notes by ref (ChangesPage.by_ref), else by id
 
     def as_text(self) -> str:
-        """`- id change vN time [type] title: excerpt`, oldest first, then what to do with the cursor."""
+        """`- ref change vN time [type] title: excerpt`, oldest first, after what to do with the cursor; a note is
+        named by its whole id where two changes share a ref, or where the project's refs do not resolve yet."""
         more = "hasMore: call again now with this cursor" if self.has_more else "hasMore false: keep this cursor"
         lines = [f"{_count(len(self.changes), 'change')} in {self.project}; {more}", f"cursor: {self.cursor}"]
         if self.retry_after is not None:
             lines.append(f"retryAfter: {self.retry_after} s")
         if self.notice:
             lines.append(self.notice)
+        named = names((c.id for c in self.changes), by_ref=self._by_ref)
         lines += [
-            change_line(c.id, c.change, c.version, c.updated_at, c.type, c.status, c.title, c.excerpt)
+            change_line(named[c.id], c.change, c.version, c.updated_at, c.type, c.status, c.title, c.excerpt)
             for c in self.changes
         ]
         return "\n".join(lines)
 
     @classmethod
     def of(cls, page: ChangesPage) -> ChangesOut:
-        return cls(
+        out = cls(
             project=page.project,
             changes=[
                 ChangeOut(
@@ -602,6 +622,8 @@ class ChangesOut(Wire):
             ],
             has_more=page.has_more, cursor=page.cursor, retry_after=page.retry_after, notice=page.notice,
         )  # fmt: skip
+        out._by_ref = page.by_ref
+        return out
 
 
 class TagRenameOut(Wire):

@@ -24,6 +24,7 @@ from notewell.domain import cursor as feed_cursor
 from notewell.domain import lines, rules
 from notewell.domain.errors import InvalidArgumentError, InvalidCursorError
 from notewell.domain.model import FeedPosition, Note, NoteStatus, NoteType, Principal, Project
+from notewell.domain.refs import note_ref
 from notewell.services.access import Deps, visible_project
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ class ChangesPage:
     cursor: str
     retry_after: int | None  # seconds until changes newer than the horizon can be served
     notice: str | None
+    by_ref: bool = False  # text may name notes by ref (refs.names): the tools resolve the project's refs
 
 
 def change_kind(note: Note) -> str:
@@ -152,14 +154,17 @@ class ChangesService:
             limit=limit,
         )  # fmt: skip
         changes: list[Change] = []
+        by_ref = target.named_by_ref
+        names = _Names(by_ref)
         spent = PAGE_HEADER_TOKENS
         last = position
         for note in scan.notes:
             change = _change(note)
-            cost = _cost(change)
+            cost = names.cost(change)
             if changes and spent + cost > max_tokens * (1 - rules.TOKENIZER_MARGIN):
                 break  # the budget ends the page, never before the first change
             changes.append(change)
+            names.add(change)
             spent += cost
             last = FeedPosition(note.updated_at, note.id)
         cut_short = len(changes) < len(scan.notes)
@@ -172,7 +177,9 @@ class ChangesService:
         if not has_more and scan.settling:
             retry_after = max(1, int(self._horizon.total_seconds()))
             notice = f"Newer changes are settling; call again with this cursor in {retry_after} s."
-        return ChangesPage(target.slug, changes, has_more, feed_cursor.seal(state, self._key), retry_after, notice)
+        return ChangesPage(
+            target.slug, changes, has_more, feed_cursor.seal(state, self._key), retry_after, notice, by_ref
+        )
 
     def _sequenced_page(
         self,
@@ -202,6 +209,8 @@ class ChangesService:
                 raise InvalidCursorError("This cursor is not one this server issued; start again with since.")
             return None
         changes: list[Change] = []
+        by_ref = target.named_by_ref
+        names = _Names(by_ref)
         spent, last, cut_short = PAGE_HEADER_TOKENS, start or 0, False
         for entry in scan.changes:
             note = entry.note
@@ -209,11 +218,12 @@ class ChangesService:
                 last = entry.seq
                 continue  # served before this cursor moved onto the sequence, or older than since
             change = _change(note)
-            cost = _cost(change)
+            cost = names.cost(change)
             if changes and spent + cost > max_tokens * (1 - rules.TOKENIZER_MARGIN):
                 cut_short = True
                 break  # the budget ends the page, never before the first change
             changes.append(change)
+            names.add(change)
             spent += cost
             last = entry.seq
         if not cut_short:
@@ -226,18 +236,47 @@ class ChangesService:
         retry_after = notice = None
         if scan.settling and not has_more:
             retry_after, notice = 1, "A change is still being committed; call again with this cursor in 1 s."
-        return ChangesPage(target.slug, changes, has_more, feed_cursor.seal(state, self._key), retry_after, notice)
+        return ChangesPage(
+            target.slug, changes, has_more, feed_cursor.seal(state, self._key), retry_after, notice, by_ref
+        )
 
 
 def _change(note: Note) -> Change:
     return Change(note, change_kind(note), rules.excerpt(note.body, EXCERPT_CHARS))
 
 
-def _cost(change: Change) -> int:
-    """What the change's line costs in the page's text: the line get_changes_since sends."""
+def _cost(change: Change, name: str) -> int:
+    """What the change's line costs in the page's text, the note named `name`: the line get_changes_since sends."""
     note = change.note
     line = lines.change_line(
-        note.id, change.kind, note.version, note.updated_at, note.type.value, note.status.value, note.title,
+        name, change.kind, note.version, note.updated_at, note.type.value, note.status.value, note.title,
         change.excerpt,
     )  # fmt: skip
     return rules.estimate_tokens(line) + 1
+
+
+class _Names:
+    """A page's notes named as its text will name them (refs.names over the page), while the page fills: by ref, by
+    whole id where two changes of the page share a ref, or all by id when `by_ref` is False."""
+
+    def __init__(self, by_ref: bool) -> None:
+        self._by_ref = by_ref
+        self._named: dict[str, Change | None] = {}  # ref: the page's one change named by it, None once two share it
+
+    def cost(self, change: Change) -> int:
+        """What adding `change` adds to the page's text: its line and, when it shares a ref with a change named by
+        that ref so far, that change's line named by its whole id from then on."""
+        ref = note_ref(change.note.id) if self._by_ref else None
+        if ref is None:
+            return _cost(change, change.note.id)
+        if ref not in self._named:
+            return _cost(change, ref)
+        cost = _cost(change, change.note.id)
+        if (first := self._named[ref]) is not None:
+            cost += _cost(first, first.note.id) - _cost(first, ref)
+        return cost
+
+    def add(self, change: Change) -> None:
+        ref = note_ref(change.note.id) if self._by_ref else None
+        if ref is not None:
+            self._named[ref] = None if ref in self._named else change

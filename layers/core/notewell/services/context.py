@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from notewell.domain import branches, freshness, packing, ranking, rules
 from notewell.domain.branches import BranchScope
 from notewell.domain.errors import InvalidArgumentError
-from notewell.domain.model import ATTENTION_LAYOUT, REF_LAYOUT, TYPE_PARTITION_LAYOUT
+from notewell.domain.model import ATTENTION_LAYOUT, TYPE_PARTITION_LAYOUT
 from notewell.domain.packing import Candidate, ConflictEntry, Detail, PackedContext, Section
 from notewell.services.access import Deps, visible_project
 from notewell.services.memory import CONFLICTS_SHOWN, conflicts_of
@@ -232,7 +232,7 @@ class ContextService:
                 budget=budget, detail=detail, summary=target.summary, instructions=target.instructions,
                 conflicts=conflicts, sections=sections, has_query=bool(text), project=target.slug, notice=notice,
                 beyond=beyond, focus=focus, verdicts=verdicts, relevant_first=bool(leading),
-                by_ref=target.context_index >= REF_LAYOUT,  # else a ref the tools cannot resolve until reindexed
+                by_ref=target.named_by_ref,
             )  # fmt: skip
 
         packed = packed_with({})

@@ -78,6 +78,7 @@ class SearchOutcome:
     scanned: int | None = None  # set when only this many most recent notes were searched (more exist)
     pool: int | None = None  # hybrid: how many distinct notes the two legs proposed (the candidates fused)
     other_branches: int = 0  # matches of other unmerged branches left out (domain/branches.py)
+    by_ref: bool = False  # text may name hits by ref (refs.names): the tools resolve the project's refs
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,15 +131,16 @@ class SearchService:
         if target is None:
             return SearchOutcome([], SearchMode.FULLTEXT if self._fulltext else SearchMode.RANKED_SCAN, False)
         ws = principal.workspace_id
+        by_ref = target.named_by_ref
         fallback = None
         if semantic:
             try:
-                return self._hybrid(ws, target.id, text, filters, limit)
+                return replace(self._hybrid(ws, target.id, text, filters, limit), by_ref=by_ref)
             except SearchUnavailableError as exc:
                 fallback = str(exc)
                 logger.warning("vector search unavailable (%s); answering by keywords", exc)
         keyword = self._keyword(ws, target.id, text, filters, limit)
-        return SearchOutcome(keyword.hits, keyword.mode, True, fallback, keyword.scanned)
+        return SearchOutcome(keyword.hits, keyword.mode, True, fallback, keyword.scanned, by_ref=by_ref)
 
     def find(
         self,
@@ -199,7 +201,8 @@ class SearchService:
             hits = [SearchHit(note, _ANCHOR_SCORES[freshness.file_match(note.anchors, paths)],
                               ranking.snippet_around(note.body, [])) for note in anchored]  # fmt: skip
         shown = [hit for hit in hits if scope.admits(hit.note)]
-        return replace(outcome, hits=shown[:limit], other_branches=len(hits) - len(shown))
+        by_ref = target.named_by_ref
+        return replace(outcome, hits=shown[:limit], other_branches=len(hits) - len(shown), by_ref=by_ref)
 
     def _keyword(
         self, ws: str, project_id: str, text: str, filters: SearchFilters, limit: int, *, candidates: bool = False
