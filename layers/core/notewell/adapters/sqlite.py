@@ -142,8 +142,9 @@ _SCHEMA = (
     f"""CREATE INDEX IF NOT EXISTS notes_by_start
         ON notes (workspace_id, project_id, substr(body, 1, {BODY_PREFIX_CHARS})) WHERE deleted_at IS NULL""",
     # Notes by ref (domain/refs.py, the last characters of the id): a tool given a ref finds its notes in one seek.
-    # An index an older Notewell ignores, so the schema version stays.
-    f"""CREATE INDEX IF NOT EXISTS notes_by_ref ON notes (workspace_id, substr(id, -{REF_CHARS}))""",
+    # The id too, so the index covers the lookup (else the planner prefers the key's index and reads every id of
+    # the workspace). An index an older Notewell ignores, so the schema version stays.
+    f"""CREATE INDEX IF NOT EXISTS notes_by_ref ON notes (workspace_id, substr(id, -{REF_CHARS}), id)""",
     # Only the live notes that need attention (partial): `conflicted_notes` reads `limit` entries, whatever the size.
     f"""CREATE INDEX IF NOT EXISTS notes_needing_attention
         ON notes (workspace_id, project_id, updated_at DESC, id DESC) WHERE {_NEEDS_ATTENTION}""",
