@@ -16,6 +16,7 @@ from notewell.bootstrap import Services, bootstrap
 from notewell.config import Settings
 from notewell.domain.errors import InvalidArgumentError
 from notewell.domain.model import Principal
+from notewell.domain.refs import name_of
 from notewell.entrypoints import anchors_cli
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def test_check_says_changed_for_the_note_whose_code_changed_then_gone_and_moved(
     queue = services.notes.create(me, "billing", title="Orders queue", body="Orders go to the 'orders' queue.").note
     status, printed = notewell("anchor", backoff.id, "src/retry.py#backoff")
     assert status == 0 and "src/retry.py#backoff (lines 6-8)" in printed
-    assert notewell("anchor", queue.id, "src/queue.py")[0] == 0
+    assert notewell("anchor", name_of(queue.id).lower(), "src/queue.py")[0] == 0  # a ref, as get_context names it
     stored = services.notes.get(me, backoff.id).note.anchors
     assert [(a.repo, a.path, a.symbol, a.lines and (a.lines.start, a.lines.end)) for a in stored] == [
         ("billing-api", "src/retry.py", "backoff", (6, 8))

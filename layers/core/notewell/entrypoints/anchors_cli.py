@@ -25,6 +25,7 @@ from notewell.domain import rules
 from notewell.domain.errors import InvalidArgumentError, UnavailableError
 from notewell.domain.freshness import STALE, Freshness, NoteVerdict, facts_in_tree, judge_note
 from notewell.domain.model import Anchor, LineRange
+from notewell.domain.refs import parse_ref
 from notewell.entrypoints.wire import AnchorOut
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> list
         help="Anchor a note to code: a file, lines (path:12-30) or a symbol (path#name), from the working tree.",
         usage="notewell anchor NOTE_ID PATH[:START-END|#SYMBOL]... | notewell anchor --print PATH...",
     )
-    anchor.add_argument("items", nargs="+", metavar="NOTE_ID PATH", help="The note's id, then one or more paths.")
+    anchor.add_argument("items", nargs="+", metavar="NOTE_ID PATH", help="The note's id or ref, then paths.")
     anchor.add_argument(
         "--print", action="store_true", help="Print the anchors as JSON (for a tool call's anchors); no note id."
     )
@@ -133,9 +134,14 @@ def anchor_of(tree: GitTree, spec: str, cwd: Path, head: str) -> Anchor:
     return rules.check_anchor(Anchor(tree.name, relative, head, content_hash, text.whole_hash, symbol, lines))
 
 
+def _note_named(value: str) -> str:
+    """A note's id or ref (resolved by the service); a path given first is refused before the repository is read."""
+    return value if parse_ref(value) is not None else rules.check_note_id(value)
+
+
 def _anchor(args: argparse.Namespace, session: Session, tree: GitTree, cwd: Path) -> int:
     items: list[str] = args.items
-    note_id, specs = (None, items) if args.print else (rules.check_note_id(items[0]), items[1:])
+    note_id, specs = (None, items) if args.print else (_note_named(items[0]), items[1:])
     if not specs:
         raise InvalidArgumentError("Name what to anchor after the note id: PATH, PATH:START-END or PATH#SYMBOL.")
     head = tree.head()
