@@ -627,3 +627,22 @@ def test_a_reason_denied_in_the_new_text_is_never_absorbed_as_detail() -> None:
     old = "Every service owns its own database; no shared tables."
     assert compare(old, "There are no shared tables: each service has a database of its own.").verdict in (
         Verdict.DUPLICATE, Verdict.RESTATEMENT)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The deploy freeze lasts until Friday.", "The deploy freeze lasts until next Friday."),
+        ("The API v2 launch is this week.", "The API v2 launch is next week."),
+        ("Staging is reserved for QA until Tuesday.", "Staging is reserved for QA until the Tuesday after next."),
+        ("Trial accounts expire at the end of the month.", "Trial accounts expire at the end of next month."),
+    ],
+)
+def test_a_time_moved_by_next_is_left_to_review_never_absorbed_as_detail(old: str, new: str) -> None:
+    assert left_to_review(old, new)
+
+
+def test_next_that_moves_no_time_still_adds_detail() -> None:
+    old = "`packages/ui/src/` holds the shared React components."
+    new = "`packages/ui/src/` holds the shared React components, each with its story next to it. Next steps: docs."
+    assert compare(old, new).verdict is Verdict.RESTATEMENT

@@ -163,7 +163,13 @@ def _announces_change(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
     """The new text says a change happened ("moved", "no longer", "switched", "now") where the old did not: what
     it adds may be the change itself, so it is neither a repeat nor an elaboration; the agent reads both."""
     old_words, new_words = ({w for s in part for w in _WORD.findall(s.casefold())} for part in (old_part, new_part))
-    return bool((new_words & vocabulary().change_words) - old_words)
+    return bool((new_words & vocabulary().change_words) - old_words) or bool(_shifted(new_part) - _shifted(old_part))
+
+
+def _shifted(part: Sequence[str]) -> set[str]:
+    """Words that move a time in `part` ("next Friday", "the Tuesday after next"; not "next to it"): data "shifts"."""
+    (shifts, times), words = vocabulary().time_shifts, [w for s in part for w in _WORD.findall(s.casefold())]
+    return {w for i, w in enumerate(words) if w in shifts and not times.isdisjoint(words[max(0, i - 2) : i + 3])}
 
 
 _WORD = re.compile(r"[a-z]+")

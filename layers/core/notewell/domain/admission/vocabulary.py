@@ -42,6 +42,7 @@ class Vocabulary:
     signs: dict[str, str]  # a comparison sign before a number -> its quantifier (">=" -> "at least")
     phrase_starts: frozenset[str]  # first words of the phrases above: only these are looked up as phrases
     change_words: frozenset[str]  # words that announce a change ("moved", "no longer", "now")
+    time_shifts: tuple[frozenset[str], frozenset[str]]  # words that move a time ("next"), and the times they move
     present_be: frozenset[str]  # "is", "are": what a claim in force says...
     past_be: frozenset[str]  # ..."was", "were": what a claim that held once says
     passive_after: frozenset[str]  # words after which "-ed" is the passive present ("is used"), not the past
@@ -97,6 +98,7 @@ def vocabulary() -> Vocabulary:
         frequencies=units["frequencies"],
         signs=quantifiers["signs"],
         change_words=frozenset(changes["words"]) | frozenset(changes["hedges"]["words"]),
+        time_shifts=(frozenset(changes["shifts"]["words"]), frozenset(changes["shifts"]["times"])),
         present_be=frozenset(changes["past_of_be"]["present"]),
         past_be=frozenset(changes["past_of_be"]["past"]),
         passive_after=frozenset(changes["past_of_be"]["passive_after"]),
