@@ -157,7 +157,8 @@ class MemoryService:
         if request.status is NoteStatus.SUPERSEDED:
             raise InvalidArgumentError("A note becomes 'superseded' only through supersedes on its replacement.")
         superseded = list(dict.fromkeys(self._notes.note_ids(principal, request.supersedes)))
-        request = replace(request, anchors=rules.check_anchors(request.anchors))
+        # Refs resolved once: what is stored, replayed and offered in `resolve` calls names whole ids.
+        request = replace(request, supersedes=tuple(superseded), anchors=rules.check_anchors(request.anchors))
         if request.branch is not None:
             rules.check_branch(request.branch)
 
