@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from notewell.domain.refs import note_ref
-from tests.integration.test_mcp_refs import MODE, TWINS, export_lines, text_of
+from tests.integration.test_mcp_refs import MODE, TWINS, imported, text_of
 from tests.support.mcp_harness import Keys, connect, err, make_app, make_keys, ok, running
 
 if TYPE_CHECKING:
@@ -58,13 +58,11 @@ async def test_search_and_changes_name_notes_by_ref_and_the_ref_reads_the_note(s
 
 
 async def test_two_notes_of_one_answer_sharing_a_ref_are_named_by_whole_id(services: Services, keys: Keys) -> None:
-    owner = services.auth.authenticate(keys.full)
-    assert owner is not None
-    services.portability.import_file(owner, "fleet", export_lines("fleet", [
+    imported(services, keys, "fleet", [
         (TWINS[0], "Hazmat loads need an endorsed driver", "Only drivers with the H endorsement take hazmat loads."),
         (TWINS[1], "Hazmat weights are kept in kilograms", "Every hazmat weight is stored in kilograms."),
         (LONER, "Hazmat routes avoid tunnels", "A hazmat load never goes through a tunnel."),
-    ]))  # fmt: skip
+    ])  # fmt: skip
     twin_ref, loner_ref = note_ref(TWINS[0]), note_ref(LONER)
     assert twin_ref == note_ref(TWINS[1]) and loner_ref is not None and loner_ref != twin_ref
     async with running(make_app(services)) as app, connect(app, keys.full, MODE) as client:

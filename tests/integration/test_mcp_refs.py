@@ -48,6 +48,13 @@ def export_lines(slug: str, notes: list[tuple[str, str, str]]) -> list[str]:
     return [json.dumps(record) for record in records]
 
 
+def imported(services: Services, keys: Keys, slug: str, notes: list[tuple[str, str, str]]) -> None:
+    """`notes` (id, title, body) imported into `slug` by the workspace's owner, as `notewell import` loads them."""
+    owner = services.auth.authenticate(keys.full)
+    assert owner is not None
+    services.portability.import_file(owner, slug, export_lines(slug, notes))
+
+
 async def context_text(client: Client, project: str) -> tuple[str, dict[str, Any]]:
     result = await client.call_tool("get_context", {"project": project})
     return text_of(result), ok(result)
@@ -98,12 +105,10 @@ async def test_get_context_names_notes_by_ref_and_every_note_tool_takes_it(servi
 
 
 async def test_a_ref_two_notes_share_is_refused_with_their_ids_and_named_whole(services: Services, keys: Keys) -> None:
-    owner = services.auth.authenticate(keys.full)
-    assert owner is not None
-    services.portability.import_file(owner, "fleet", export_lines("fleet", [
+    imported(services, keys, "fleet", [
         (TWINS[0], "Hazmat loads need an endorsed driver", "Only drivers with the H endorsement take hazmat loads."),
         (TWINS[1], "Weights are kept in kilograms", "Every weight is stored in kilograms; convert at the edge."),
-    ]))  # fmt: skip
+    ])  # fmt: skip
     async with running(make_app(services)) as app, connect(app, keys.full, MODE) as client:
         refused = err(await client.call_tool("get_note", {"id": "Q4MF2A"}))
         assert refused["status"] == 400
@@ -118,11 +123,9 @@ async def test_a_ref_two_notes_share_is_refused_with_their_ids_and_named_whole(s
 
 
 async def test_a_ref_resolves_only_among_the_notes_the_key_may_see(services: Services, keys: Keys) -> None:
-    owner = services.auth.authenticate(keys.full)
-    assert owner is not None
-    services.portability.import_file(owner, "beta", export_lines("beta", [
+    imported(services, keys, "beta", [
         (TWINS[0], "Deploy freeze on Fridays", "No production deploys after 14:00 on Fridays."),
-    ]))  # fmt: skip
+    ])  # fmt: skip
     async with running(make_app(services)) as app:
         async with connect(app, keys.scoped, MODE) as client:  # a key for project alpha only
             hidden = err(await client.call_tool("get_note", {"id": "Q4MF2A"}))
@@ -130,9 +133,9 @@ async def test_a_ref_resolves_only_among_the_notes_the_key_may_see(services: Ser
         async with connect(app, keys.other_workspace, MODE) as client:
             hidden = err(await client.call_tool("get_note", {"id": "Q4MF2A"}))
             assert hidden["status"] == 404 and TWINS[0] not in hidden["message"]
-        services.portability.import_file(owner, "alpha", export_lines("alpha", [
+        imported(services, keys, "alpha", [
             (TWINS[1], "Feature flags live in LaunchDarkly", "Every flag is created in LaunchDarkly, never in env."),
-        ]))  # fmt: skip
+        ])  # fmt: skip
         async with connect(app, keys.scoped, MODE) as client:  # the other project's twin does not make it ambiguous
             assert ok(await client.call_tool("get_note", {"id": "Q4MF2A"}))["id"] == TWINS[1]
         async with connect(app, keys.full, MODE) as client:  # the whole workspace sees both
