@@ -63,6 +63,12 @@ def test_a_changed_value_with_its_reason_added_is_still_a_conflict() -> None:
     assert verdict is Verdict.CONFLICT and evidence == Evidence("changed value", "Retries capped at", "3", "5")
 
 
+def test_a_changed_value_names_only_the_values_of_its_kind_not_the_names_in_the_added_reason() -> None:
+    # "25 MB March" told the agent the new limit was a month; the reason's name is no part of the change
+    verdict, evidence = evidence_of("Max upload size is 10 MB.", "Max upload size is 25 MB since the March release.")
+    assert verdict is Verdict.CONFLICT and evidence is not None and (evidence.old, evidence.new) == ("10 MB", "25 MB")
+
+
 def test_one_word_put_in_place_in_a_short_sentence_is_left_to_review_however_close_the_model_finds_them() -> None:
     found = compare("PRs are merged by the author.", "PRs are merged by the reviewer.", 0.95, MINILM)
     assert found.verdict is Verdict.UNRELATED and found.related

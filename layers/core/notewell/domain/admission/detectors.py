@@ -140,7 +140,9 @@ def changed_value(a: Alignment) -> Evidence | None:
         for new in (t for t in span.new if t.is_value):
             if kind_of_value(old) == kind_of_value(new) and not same_value(old, new):
                 detector = "status" if old.kind.startswith("status") else "changed value"
-                return Evidence(detector, _slot(a, span), _text(span.old), _text(span.new))
+                kinds = {kind_of_value(t) for t in span.old if t.is_value}  # not the names of a reason added
+                news = [t for t in span.new if kind_of_value(t) in kinds]
+                return Evidence(detector, _slot(a, span), _text(span.old), _text(news))
     return None
 
 
@@ -245,7 +247,7 @@ def _slot(a: Alignment, span: Span | None) -> str:
     return " ".join([t.text for t in a.old if t.key in a.frame and t not in changed][:SLOT_WORDS])
 
 
-def _text(tokens: Sentence) -> str:
+def _text(tokens: Sequence[Token]) -> str:
     return " ".join([t.text for t in tokens if t.is_value] or [t.text for t in tokens])
 
 

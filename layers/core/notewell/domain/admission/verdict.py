@@ -189,8 +189,7 @@ def _into_the_past(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
 
 
 def _unsure(alignments: Sequence[Alignment]) -> bool:
-    """A denial added or taken away in a sentence that keeps the old claim, where no detector could say what
-    changed: neither a repeat nor an elaboration."""
+    """A denial added or removed in a kept sentence that no detector read: neither a repeat nor an elaboration."""
     return any(a.old_denials % 2 != a.new_denials % 2 and a.kept >= FRAME_KEPT for a in alignments)
 
 
@@ -250,8 +249,7 @@ def _denied(tokens: Sequence[Token]) -> bool:
 
 
 def _swapped_words(a: Alignment) -> bool:
-    """A plain word put in place of another: without a model, a synonym ("kept" / "retained") cannot be told
-    from another thing ("logs" / "metrics")."""
+    """A plain word put in place of another: by words alone "kept"/"retained" is no different from "logs"/"metrics"."""
     return any(not t.is_value for s in a.spans for t in s.old) and any(not t.is_value for s in a.spans for t in s.new)
 
 
