@@ -10,6 +10,7 @@ import pytest
 from notewell.bootstrap import Services
 from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import names_in
+from notewell.domain.refs import note_ref
 from tests.support.mcp_harness import MODES, connect, err, make_app, make_keys, ok, running
 
 pytestmark = pytest.mark.anyio
@@ -75,9 +76,13 @@ async def test_notes_are_readable_as_resources_and_other_tenants_are_not(service
             read = await client.read_resource(f"notewell://notes/{note['id']}")
             text = read.contents[0].text  # type: ignore[union-attr]
             assert text.startswith("# Runbook") and text.endswith("Step 1.")
+            # the ref get_context names the note by reads it too, whatever its case
+            by_ref = await client.read_resource(f"notewell://notes/{note_ref(note['id']).lower()}")
+            assert by_ref.contents[0].text == text  # type: ignore[union-attr]
         async with connect(app, keys.other_workspace, mode) as rival:
-            with pytest.raises(Exception, match="No note"):
-                await rival.read_resource(f"notewell://notes/{note['id']}")
+            for name in (note["id"], note_ref(note["id"])):
+                with pytest.raises(Exception, match="No note"):
+                    await rival.read_resource(f"notewell://notes/{name}")
 
 
 KINDS = ["constraint", "decision", "failed_approach", "status", "task", "fact", "incident", "note", "architecture"]

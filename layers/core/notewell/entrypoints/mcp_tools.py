@@ -760,7 +760,7 @@ def _register_prompts_and_resources(server: MCPServer, services: Services) -> No
 
     @server.resource(
         "notewell://notes/{id}", name="note", title="Note", mime_type="text/markdown",
-        description="A note's current text with its metadata, by id.",
+        description="A note's current text with its metadata, by id or ref.",
     )  # fmt: skip
     def note_resource(id: str) -> str:
         def read() -> str:
