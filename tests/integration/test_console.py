@@ -10,6 +10,7 @@ import pytest
 
 from notewell.bootstrap import Services
 from notewell.domain.model import NoteStatus, NoteType
+from notewell.domain.refs import note_ref
 from notewell.services.notes import NoteChanges
 from tests.support.console import console
 from tests.support.mcp_harness import Keys, make_keys
@@ -156,6 +157,20 @@ async def test_a_project_scoped_key_cannot_reach_another_project_or_its_notes_by
         assert (await rival.get(f"/console/n/{hidden.id}")).status == 404
 
 
+async def test_a_note_opens_by_the_ref_an_agent_named_it_by_and_shows_that_ref(services: Services, keys: Keys) -> None:
+    me = writer(services, keys)
+    alpha = services.notes.create(me, "alpha", title="Retry cap", body="Retries are capped at 3.").note
+    hidden = services.notes.create(me, "secret", title="Hidden", body="In another project.").note
+    ref = note_ref(alpha.id)
+    assert ref is not None
+    async with console(services, keys.scoped) as browser:
+        page = await browser.get(f"/console/n/{ref.lower()}")  # as a person copies it out of an agent's answer
+        assert page.status == 200 and "Retries are capped at 3." in page.text and f"ref {ref}" in page.text
+        assert f"/console/n/{alpha.id}/resolve" in [form.action for form in page.writing_forms]
+        refused = await browser.get(f"/console/n/{note_ref(hidden.id)}")
+        assert refused.status == 404 and "another project" not in refused.text
+
+
 async def test_settling_a_conflict_from_the_conflicts_page_records_the_person_as_author(
     services: Services, keys: Keys
 ) -> None:
@@ -236,7 +251,7 @@ async def test_supersede_delete_and_restore_from_a_notes_page(services: Services
     new = services.notes.create(me, "alpha", title="Netlify", body="We deploy the frontend to Netlify.").note
     async with console(services, keys.full) as browser:
         page = await browser.get(f"/console/n/{old.id}")
-        assert (await browser.submit(page.form("Supersede"), by=new.id)).status_code == 303
+        assert (await browser.submit(page.form("Supersede"), by=note_ref(new.id))).status_code == 303  # as shown
         old_page = await browser.get(f"/console/n/{old.id}")
         assert "superseded" in old_page.text and f"/console/n/{new.id}" in old_page.parsed.links
         assert "Replaced by Netlify" in old_page.text

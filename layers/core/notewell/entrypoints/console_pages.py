@@ -21,6 +21,7 @@ from urllib.parse import quote, urlencode
 from notewell.domain.freshness import Freshness
 from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import SECTION_ORDER, Section
+from notewell.domain.refs import note_ref
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -130,6 +131,12 @@ def when(stamp: str | None) -> str:
     if not stamp:
         return "never"
     return f'<time datetime="{escape(stamp)}">{escape(stamp[:16].replace("T", " "))} UTC</time>'
+
+
+def _ref_of(note_id: str) -> str:
+    """The ref agents name the note by (get_context, search), so a person can match it to what an agent said."""
+    ref = note_ref(note_id)
+    return f" · ref <code>{ref}</code>" if ref else ""
 
 
 def note_href(note_id: str) -> str:
@@ -577,7 +584,7 @@ def _note_actions(viewer: Viewer, note: Note) -> str:
     if note.status is not NoteStatus.SUPERSEDED:
         supersede = (
             f'<form method="post" action="{note_href(note.id)}/supersede">{_hidden(viewer, version=note.version)}'
-            '<label for="by">Replaced by (id of the note that supersedes this one)</label>'
+            '<label for="by">Replaced by (id or ref of the note that supersedes this one)</label>'
             '<input id="by" name="by" type="text" required pattern="n_[0-9A-HJKMNP-TV-Z]{26}" '
             'spellcheck="false" autocomplete="off"><button type="submit">Supersede</button></form>'
         )
@@ -597,7 +604,7 @@ def note_page(viewer: Viewer, page: NotePage, *, flash: str | None = None) -> st
         f'<p class="meta">{escape(note.type.value)} · {_status(note.status.value)} · v{note.version} · '
         f"importance {note.importance}{' · canonical' if note.canonical else ''} · updated {when(note.updated_at)} "
         f"by {viewer.author(note.author)} · created {when(note.created_at)} · in "
-        f'<a href="{project_href(slug)}">{bdi(slug)}</a> · <code>{escape(note.id)}</code></p>'
+        f'<a href="{project_href(slug)}">{bdi(slug)}</a> · <code>{escape(note.id)}</code>{_ref_of(note.id)}</p>'
     )
     history = []
     newer = note
