@@ -104,6 +104,14 @@ def test_words_reduce_to_the_porter_stems_sqlite_full_text_uses(word: str, expec
     assert stemming.stem(word) == expected
 
 
+def test_a_snippet_shows_the_word_a_query_matched_by_its_stem_not_the_start_of_the_note() -> None:
+    # "retries" stems to "retri", which "retry" does not contain: the passage that matched was never shown
+    body = "Deploys go out from main after CI passes. " * 20 + "The payments client has a retry budget of 3."
+    shown = ranking.snippet_around(body, ranking.tokens("retries"))
+    assert "retry budget of 3" in shown and shown.startswith("…")
+    assert ranking.snippet_around(body, ranking.tokens("rollback")).startswith("Deploys go out")  # no match: start
+
+
 def test_bm25_matches_other_forms_of_the_query_words() -> None:
     notes = [note("a", "Caching", "Redis caches pages."), note("b", "Queues", "SQS.")]
     assert [h.note.id for h in ranking.bm25(notes, "cache", 10)] == ["a"]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from notewell.domain.admission.vocabulary import vocabulary
 from notewell.domain.model import Note, SearchHit
-from notewell.domain.rules import excerpt, words
+from notewell.domain.rules import excerpt, word_matches, words
 from notewell.domain.stemming import stem
 
 if TYPE_CHECKING:
@@ -43,9 +43,20 @@ def _term_counts(title: str, tags: str, body: str) -> Counter[str]:
     return Counter(tokens(title) * 2 + tokens(tags) + tokens(body))
 
 
+SNIPPET_SCAN_CHARS = 4_000  # how far a snippet looks for a query word by its stem: ~600 words, a fraction of a ms
+
+
 def snippet_around(body: str, terms: Sequence[str], limit: int = SNIPPET_CHARS) -> str:
+    """`limit` characters of `body` from just before the first of `terms` (stems, or a substring), else its start.
+    A stem is looked for as written, then as the stem of the body's words: "retry" stems to "retri", which the
+    word itself does not contain."""
     lowered = body.casefold()
     positions = [at for term in terms if (at := lowered.find(term)) >= 0]
+    scanned = lowered[:SNIPPET_SCAN_CHARS]
+    if not positions and any(term[:-1] in scanned for term in terms if len(term) > 3):  # a word there may fit
+        wanted = frozenset(terms)
+        matched = (m.start() for m in word_matches(scanned) if stem(m[0]) in wanted)
+        positions = [at] if (at := next(matched, -1)) >= 0 else []
     if not positions:
         return excerpt(body, limit)
     start = max(0, min(positions) - limit // 4)

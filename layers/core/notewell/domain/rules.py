@@ -11,7 +11,7 @@ from notewell.domain.errors import InvalidArgumentError, TooLargeError
 from notewell.domain.model import Anchor, LineRange, Link
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 # One body limit for both stores. DynamoDB items cap at 400 KB of UTF-8 (attribute names included), so the
 # byte cap keeps room for title, tags and links even when every character takes four bytes.
@@ -370,6 +370,11 @@ def words(text: str) -> list[str]:
     the note that identical content would duplicate.
     """
     return _INDEX_WORD.findall(unicodedata.normalize("NFC", text).lower())
+
+
+def word_matches(text: str) -> Iterator[re.Match[str]]:
+    """The words of `text` as words() finds them, with where each stands (`text` already lowercased)."""
+    return _INDEX_WORD.finditer(text)
 
 
 # A run of ASCII letters and digits that mixes them (ids, hashes, versions such as 'v2') comes first: tokenizers
