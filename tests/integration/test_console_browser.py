@@ -156,6 +156,22 @@ def test_a_stale_edit_shows_the_other_change_and_the_person_merges(browser: Any,
     assert (note.version, note.body) == (3, "We use PostgreSQL 17 for orders and invoices.")
 
 
+def test_a_person_supersedes_a_note_by_typing_the_ref_the_other_note_shows(browser: Any, world: World) -> None:
+    old = world.services.notes.create(world.me, "ops", title="Pager: Opsgenie", body="Alerts page through Opsgenie.")
+    new = world.services.notes.create(world.me, "ops", title="Pager: PagerDuty", body="Alerts page through PagerDuty.")
+    sign_in(browser, world, world.full)
+    browser.get(f"{world.base}/console/n/{new.note.id}")
+    meta = browser.find_element("css selector", "p.meta").text
+    ref = meta.rsplit("ref ", 1)[1].split()[0]  # as a person reads it off the page
+    assert new.note.id.endswith(ref)
+    browser.get(f"{world.base}/console/n/{old.note.id}")
+    browser.find_element("id", "by").send_keys(ref.lower())  # the form's own check lets a ref through
+    click(browser, "Supersede")
+    settled(browser, lambda d: "Superseded." in d.page_source)
+    assert "Pager: PagerDuty" in browser.find_element("tag name", "main").text
+    assert world.services.notes.get(world.me, old.note.id).note.status is NoteStatus.SUPERSEDED
+
+
 def test_a_read_only_key_sees_no_write_controls(browser: Any, world: World) -> None:
     sign_in(browser, world, world.read_only)
     for path in ("/console/p/api", "/console/p/api/conflicts", f"/console/n/{world.decision}"):

@@ -133,6 +133,9 @@ def when(stamp: str | None) -> str:
     return f'<time datetime="{escape(stamp)}">{escape(stamp[:16].replace("T", " "))} UTC</time>'
 
 
+_ID_OR_REF = "n_[0-9A-HJKMNP-TV-Z]{26}|[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{6}"  # a note id, or its ref in any case
+
+
 def _ref_of(note_id: str) -> str:
     """The ref agents name the note by (get_context, search), so a person can match it to what an agent said."""
     ref = note_ref(note_id)
@@ -585,7 +588,7 @@ def _note_actions(viewer: Viewer, note: Note) -> str:
         supersede = (
             f'<form method="post" action="{note_href(note.id)}/supersede">{_hidden(viewer, version=note.version)}'
             '<label for="by">Replaced by (id or ref of the note that supersedes this one)</label>'
-            '<input id="by" name="by" type="text" required pattern="n_[0-9A-HJKMNP-TV-Z]{26}" '
+            f'<input id="by" name="by" type="text" required pattern="{_ID_OR_REF}" '
             'spellcheck="false" autocomplete="off"><button type="submit">Supersede</button></form>'
         )
     return f'<section aria-labelledby="act"><h2 id="act">Change</h2>{buttons}{supersede}</section>'
