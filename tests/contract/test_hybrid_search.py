@@ -194,7 +194,8 @@ def test_a_search_reads_keyword_ids_and_candidates_keep_the_index_s_cheaper_rank
     assert (outcome.mode, outcome.hits[0].note.id, index.used) == (SearchMode.HYBRID, wanted, ["ranked_with_ceiling"])
     assert "Vercel" in outcome.hits[0].snippet
 
-    long = create(services, me, "Payments client", "Timeouts and pools are described below. " * 15 + "Every retry waits.")
+    body = "Timeouts and pools are described below. " * 15 + "Every retry waits."
+    long = create(services, me, "Payments client", body)
     found = services.search.run(me, "p", "retries", semantic=True)
     assert found.hits[0].note.id == long and "Every retry waits." in found.hits[0].snippet  # matched by its stem
 
