@@ -63,6 +63,25 @@ def test_a_changed_value_with_its_reason_added_is_still_a_conflict() -> None:
     assert verdict is Verdict.CONFLICT and evidence == Evidence("changed value", "Retries capped at", "3", "5")
 
 
+def test_a_changed_value_with_a_reason_closing_the_sentence_is_a_conflict_wherever_the_value_stands() -> None:
+    # the value mid-sentence, the reason after the rest of the claim: stored beside the old note before
+    old, new = (
+        "The cache TTL is 5 minutes for sessions.",
+        "The cache TTL is 10 minutes for sessions since the Redis upgrade.",
+    )
+    verdict, evidence = evidence_of(old, new)
+    assert (
+        verdict is Verdict.CONFLICT
+        and evidence is not None
+        and (evidence.old, evidence.new) == ("5 minutes", "10 minutes")
+    )
+
+
+def test_a_changed_value_with_an_environment_closing_the_sentence_is_left_to_review() -> None:
+    # "in staging" bounds the new claim: both may hold, and only a reader can tell
+    assert left_to_review("Retries are capped at 3 for payments.", "Retries are capped at 5 for payments in staging.")
+
+
 def test_a_changed_value_names_only_the_values_of_its_kind_not_the_names_in_the_added_reason() -> None:
     # "25 MB March" told the agent the new limit was a month; the reason's name is no part of the change
     verdict, evidence = evidence_of("Max upload size is 10 MB.", "Max upload size is 25 MB since the March release.")

@@ -122,8 +122,10 @@ def changed_value(a: Alignment) -> Evidence | None:
     """One slot of a kept frame holds another value of the same kind: an amount, version, name, identifier, path,
     URL, environment, quantifier or status. Only the values changed in it: a plain word put in place too means the
     sentence is about another thing ("cache TTL 5 minutes" / "session TTL 30 minutes"). Words may follow the new
-    value ("capped at 5 since the provider got flaky")."""
-    if len(a.spans) != 1 or not a.replaced or a.kept < FRAME_KEPT or not a.frame or _adds(a):
+    value, or end the sentence ("capped at 5 for payments since the provider got flaky"), with no value but names."""
+    tail = a.spans[-1] if len(a.spans) == 2 and not a.spans[-1].old and a.spans[-1].at == len(a.old) else None
+    spans = a.spans[:-1] if tail and all(t.kind in ("word", "name") for t in tail.new) else a.spans
+    if len(spans) != 1 or not a.replaced or a.kept < FRAME_KEPT or not a.frame or _adds(a):
         return None  # changes in two places (another subject, another scope), or a thing added beside ("also")
     span = a.replaced[0]
     gone, came = {t.key for t in span.old if not t.is_value}, {t.key for t in span.new if not t.is_value}
@@ -158,8 +160,7 @@ def _keyed_value(tokens: Sentence) -> bool:
 
 
 def departed(a: Alignment) -> Evidence | None:
-    """A value of the old claim now stands after a word of departure ("Error tracking is Sentry" / "Error tracking
-    moved from Sentry to Rollbar", "… instead of Redis"): it was left for another."""
+    """An old value now stands after a word of departure ("is Sentry" / "moved from Sentry to Rollbar"): left."""
     away = vocabulary().departure
     shared_values = {t.key for t in a.old if t.is_value} & {t.key for t in a.new if t.is_value}
     if (a.kept < FRAME_KEPT or not a.frame) and len(shared_values) < 2:
@@ -241,8 +242,7 @@ def substituted(alignments: Sequence[Alignment]) -> bool:
 
 
 def _slot(a: Alignment, span: Span | None) -> str:
-    """What the slot is, in the old sentence's words: what both sentences keep around the change, in order
-    ("Retries capped at", "deploy frontend")."""
+    """The slot in the old sentence's words: what both keep around the change ("Retries capped at")."""
     changed = set(span.old) if span is not None else set()
     return " ".join([t.text for t in a.old if t.key in a.frame and t not in changed][:SLOT_WORDS])
 
