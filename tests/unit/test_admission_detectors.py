@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from notewell.domain.admission import CALIBRATIONS, Evidence, Verdict, compare
+from notewell.domain.admission.text import tokens_of
 
 MINILM = CALIBRATIONS["all-MiniLM-L6-v2-int8"]
 
@@ -80,6 +81,24 @@ def test_a_changed_value_with_a_reason_closing_the_sentence_is_a_conflict_wherev
 def test_a_changed_value_with_an_environment_closing_the_sentence_is_left_to_review() -> None:
     # "in staging" bounds the new claim: both may hold, and only a reader can tell
     assert left_to_review("Retries are capped at 3 for payments.", "Retries are capped at 5 for payments in staging.")
+
+
+def test_second_before_a_thing_it_counts_is_an_ordinal_not_a_duration() -> None:
+    # "every second Wednesday" read as "every 1 second Wednesday" made "every other Wednesday" a conflict
+    verdict, _ = evidence_of("Releases are cut every second Wednesday.", "Releases are cut every other Wednesday.")
+    assert verdict is Verdict.DUPLICATE
+    verdict, evidence = evidence_of("Releases are cut every second Wednesday.", "Releases are cut every Wednesday.")
+    assert verdict is Verdict.CONFLICT and evidence is not None and evidence.old == "every second"
+    assert not any(t.kind == "amount" for t in tokens_of("The rate limiter PR needs a second reviewer."))
+    # alone, or before a function word, it is still a unit of time
+    verdict, evidence = evidence_of(
+        "The poller runs every second until the job ends.", "The poller runs every 5 seconds until the job ends."
+    )
+    assert (
+        verdict is Verdict.CONFLICT
+        and evidence is not None
+        and (evidence.old, evidence.new) == ("1 second", "5 seconds")
+    )
 
 
 def test_a_changed_value_names_only_the_values_of_its_kind_not_the_names_in_the_added_reason() -> None:

@@ -94,8 +94,13 @@ def _periods() -> re.Pattern[str]:
 
 
 def _period(match: re.Match[str]) -> str:
-    adverb = match["adverb"]
-    return vocabulary().frequencies[adverb.casefold()] if adverb else f"{match['every']} 1 {match['unit']}"
+    adverb, vocab, after = match["adverb"], vocabulary(), _NEXT_WORD.match(match.string, match.end())
+    if not adverb and match["unit"].casefold() in vocab.ordinals and after and after[1] not in vocab.function_words:
+        return match[0]  # "every second Wednesday": an ordinal counting what follows, not a unit of time
+    return vocab.frequencies[adverb.casefold()] if adverb else f"{match['every']} 1 {match['unit']}"
+
+
+_NEXT_WORD = re.compile(r"\s+([^\W\d_]+)")  # the word after a match, as written
 
 
 _SHORT_FORM = re.compile(r"(?<=\w)'(re|ve|ll|d|m|s)\b", re.IGNORECASE)

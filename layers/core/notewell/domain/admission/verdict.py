@@ -160,8 +160,7 @@ def _same_text(old: str, new: str) -> bool:
 
 
 def _announces_change(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
-    """The new text says a change happened ("moved", "no longer", "switched", "now") where the old did not: what
-    it adds may be the change itself, so it is neither a repeat nor an elaboration; the agent reads both."""
+    """The new text says a change happened ("moved", "no longer", "now") where the old did not: the agent reads."""
     old_words, new_words = ({w for s in part for w in _WORD.findall(s.casefold())} for part in (old_part, new_part))
     return bool((new_words & vocabulary().change_words) - old_words) or bool(_shifted(new_part) - _shifted(old_part))
 
@@ -176,8 +175,7 @@ _WORD = re.compile(r"[a-z]+")
 
 
 def _into_the_past(old_part: Sequence[str], new_part: Sequence[str]) -> bool:
-    """The new text puts the old claim in the past ("Kafka is our event bus" / "Kafka was our event bus"; "uses" /
-    "used", but not the passive "is used"): it held once and may not now, so the agent reads both."""
+    """The new text puts the old claim in the past ("is" / "was", "uses" / "used", not "is used"): the agent reads."""
     vocab = vocabulary()
     old_words = {w for s in old_part for w in _WORD.findall(s.casefold())}
     pairs = [pair for s in new_part for pair in itertools.pairwise(["", *_WORD.findall(s.casefold())])]
@@ -236,8 +234,7 @@ def _restated(alignments: Sequence[Alignment], new_part: Sequence[str], alike: b
 
 
 def _dropped_member(a: Alignment) -> bool:
-    """An item of what the old sentence lists (a clause of two words at most) left out ("api, worker and cron
-    services" -> "api and worker services"): a list with one fewer is another list."""
+    """An item the old sentence lists left out ("api, worker and cron" -> "api and worker"): another list."""
     clauses = [[t.key for t in a.old if t.clause == c] for c in {t.clause for t in a.old}]
     kept = {t.key for t in a.new}
     return len(clauses) > 1 and any(len(c) <= 2 and c[0] not in kept for c in clauses)
@@ -270,8 +267,7 @@ def _contained(part: Sequence[str], whole: Sequence[str]) -> bool:
 
 
 def _dropped_value(alignments: Sequence[Alignment]) -> bool:
-    """An amount, environment, state or quantifier taken out of a sentence the new text keeps ("capped at 3 for
-    payments" -> "capped"): the claim said without it is another claim. A name dropped only says less."""
+    """An amount, environment, state or quantifier taken out of a kept sentence: another claim (a name: less)."""
     return any(
         a.kept >= FRAME_KEPT
         and any(t.kind in SCOPES or t.kind.startswith("status") for s in a.spans if not s.new for t in s.old)
@@ -298,8 +294,7 @@ def _rival(alignments: Sequence[Alignment]) -> bool:
 
 
 def _in_order(values: Sequence[Token], among: Sequence[Token]) -> bool:
-    """Each of `values` has the same value in `among`, values of one kind in the same order ("REST … gRPC" is not
-    "gRPC … REST"; "fixed in 4.2" is "4.2 has the fix")."""
+    """Each of `values` has the same value in `among`, those of one kind in order ("REST … gRPC" is not "gRPC …")."""
     for kind in {kind_of_value(v) for v in values}:
         at, others = 0, [t for t in among if kind_of_value(t) == kind]
         for value in (v for v in values if kind_of_value(v) == kind):

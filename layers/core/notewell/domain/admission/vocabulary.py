@@ -27,6 +27,7 @@ class Vocabulary:
     after_be: frozenset[str]  # status words that are states only right after a form of "be"
     state_verbs: frozenset[str]  # the forms of "be" and of setting after which a state word is a state
     not_a_number_after: frozenset[str]  # after these, "one" is a pronoun ("the old one")
+    ordinals: frozenset[str]  # units that before a word count it ("every second Wednesday")
     opposites: dict[str, frozenset[str]]  # stem -> stems of its opposites
     direction_words: frozenset[str]  # words whose two sides are not interchangeable ("instead", "over", "calls")
     names: dict[str, str]  # a tool, service or vendor name -> its canonical spelling
@@ -84,6 +85,7 @@ def vocabulary() -> Vocabulary:
         after_be=frozenset(statuses["after_be"]),
         state_verbs=frozenset(statuses["state_verbs"]),
         not_a_number_after=frozenset(units["not_a_number_after"]),
+        ordinals=frozenset(units["ordinals"]),
         opposites={word: frozenset(others) for word, others in opposites.items()},
         direction_words=frozenset(data["direction_words"]),
         names={**{n: n for n in names["names"]}, **names["aliases"]},
