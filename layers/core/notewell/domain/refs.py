@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 REF_CHARS = 6
-_NOTE_ID = re.compile(r"n_[0-9A-HJKMNP-TV-Z]{26}")  # what the store's id source makes: a ULID in Crockford base32
-_REF = re.compile(rf"[0-9A-HJKMNP-TV-Z]{{{REF_CHARS}}}")
+CROCKFORD = "0-9A-HJKMNP-TV-Z"  # the characters of Crockford's base32, as a regex class's ranges
+NOTE_ID_PATTERN = f"n_[{CROCKFORD}]{{26}}"  # what the store's id source makes: `n_` and a ULID
+_NOTE_ID = re.compile(NOTE_ID_PATTERN)
+_REF = re.compile(rf"[{CROCKFORD}]{{{REF_CHARS}}}")
 
 
 def note_ref(note_id: str) -> str | None:

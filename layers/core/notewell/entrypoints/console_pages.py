@@ -21,7 +21,7 @@ from urllib.parse import quote, urlencode
 from notewell.domain.freshness import Freshness
 from notewell.domain.model import NoteStatus, NoteType
 from notewell.domain.packing import SECTION_ORDER, Section
-from notewell.domain.refs import note_ref
+from notewell.domain.refs import CROCKFORD, NOTE_ID_PATTERN, REF_CHARS, note_ref
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -133,7 +133,7 @@ def when(stamp: str | None) -> str:
     return f'<time datetime="{escape(stamp)}">{escape(stamp[:16].replace("T", " "))} UTC</time>'
 
 
-_ID_OR_REF = "n_[0-9A-HJKMNP-TV-Z]{26}|[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{6}"  # a note id, or its ref in any case
+_ID_OR_REF = f"{NOTE_ID_PATTERN}|[{CROCKFORD}{CROCKFORD.lower()}]{{{REF_CHARS}}}"  # an id, or its ref in any case
 
 
 def _ref_of(note_id: str) -> str:
